@@ -1,0 +1,47 @@
+# La Pocha — developer and operator commands.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8000
+PYTEST_ARGS ?=
+
+SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/pocha
+SERVICES_REDIS_URL    ?= redis://127.0.0.1:6379/0
+
+.PHONY: venv run test test-services bench typecheck messages
+
+venv: $(VENV)/.installed
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when the dependency list changed since the last install.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# One command on a fresh machine: SQLite, in-memory channel layer, ASGI (daphne) dev server.
+# Compiled translations (.mo) are committed, so gettext is not needed here.
+run: venv
+	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: venv
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The same suite against PostgreSQL and Redis; pytest-django creates test_pocha itself.
+test-services: venv
+	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS)
+
+bench: venv
+	$(BIN)/python -m games.engine selfplay --players 4 --games 200 --seed 1
+	$(BIN)/python -m games.engine bench
+
+typecheck: venv
+	$(BIN)/mypy --strict games/engine
+
+# Refresh and compile translations (needs gettext); commit the resulting .po and .mo.
+messages: venv
+	$(BIN)/python manage.py makemessages --locale en --ignore '.venv/*' --ignore 'games/engine/*'
+	$(BIN)/python manage.py compilemessages --locale en --ignore '.venv/*'
