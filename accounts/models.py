@@ -1,0 +1,1 @@
+# Profiles, the chip wallet and its ledger will live here.

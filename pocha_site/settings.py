@@ -1,0 +1,182 @@
+"""Settings for La Pocha: one module, driven by the environment.
+
+With nothing set, the site runs on one machine with SQLite, an in-memory channel layer and the
+in-process turn clock. With ``DATABASE_URL`` and ``REDIS_URL`` it uses PostgreSQL, Redis (channel
+layer and Celery broker) and a Celery worker + beat, and any number of ASGI processes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+INSECURE_DEV_SECRET_KEY = "django-insecure-dev-only-do-not-use-in-production"
+
+
+def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = env.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(env: Mapping[str, str], name: str, default: str) -> list[str]:
+    return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
+
+
+def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``DATABASES`` setting for an environment: ``DATABASE_URL``, or a local SQLite file."""
+    url = env.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+    if url.startswith("sqlite"):
+        database = dict(dj_database_url.parse(url))
+        database["OPTIONS"] = {
+            # Writers take the lock when their transaction begins, so concurrent moves queue up
+            # behind each other (for up to `timeout` seconds) instead of failing mid-transaction.
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+        }
+    else:
+        # Persistent connections are mandatory under load: opening one per query collapses the server.
+        database = dict(dj_database_url.parse(url, conn_max_age=600, conn_health_checks=True))
+    return {"default": database}
+
+
+def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``CHANNEL_LAYERS`` setting: Redis when ``REDIS_URL`` is set, else in-process memory."""
+    redis_url = env.get("REDIS_URL")
+    if redis_url:
+        return {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [redis_url]},
+            }
+        }
+    return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+ENV = os.environ
+
+# --- Core -------------------------------------------------------------------------------------
+
+DEBUG = env_bool(ENV, "DEBUG", True)
+SECRET_KEY = ENV.get("SECRET_KEY") or INSECURE_DEV_SECRET_KEY
+if not DEBUG and SECRET_KEY == INSECURE_DEV_SECRET_KEY:
+    raise ImproperlyConfigured("Set SECRET_KEY in the environment when DEBUG is off.")
+
+ALLOWED_HOSTS = env_list(ENV, "ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list(ENV, "CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    # daphne first: its runserver serves the ASGI application (HTTP and WebSockets).
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "games",
+    "accounts",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "pocha_site.urls"
+ASGI_APPLICATION = "pocha_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.debug",
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Data and messaging -----------------------------------------------------------------------
+
+DATABASES = database_settings(ENV)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = ENV.get("REDIS_URL") or None
+CHANNEL_LAYERS = channel_layer_settings(ENV)
+
+# With Redis, Celery worker + beat run the turn clock; without it, an in-process loop does.
+POCHA_CELERY_CLOCK = REDIS_URL is not None
+CELERY_BROKER_URL = REDIS_URL
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Accounts ---------------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+# --- Language and time ------------------------------------------------------------------------
+
+LANGUAGE_CODE = "es"
+LANGUAGES = [("es", _("Español")), ("en", _("English"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+TIME_ZONE = "Europe/Madrid"
+USE_TZ = True
+
+# --- Static files -----------------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        # In production (DEBUG off) files are served hashed and compressed after `collectstatic`.
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+    },
+}
+
+# --- The game ---------------------------------------------------------------------------------
+
+# Seconds a bot "thinks" before it plays, so people can follow the table.
+POCHA_BOT_DELAY = float(ENV.get("POCHA_BOT_DELAY", "1.0"))
+# Seconds a quick-play table waits for people before bots fill the empty seats.
+POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
