@@ -43,5 +43,5 @@ typecheck: venv
 
 # Refresh and compile translations (needs gettext); commit the resulting .po and .mo.
 messages: venv
-	$(BIN)/python manage.py makemessages --locale en --ignore '.venv/*' --ignore 'games/engine/*'
+	$(BIN)/python manage.py makemessages --locale en --ignore '.venv/*' --ignore 'games/engine/*' --ignore 'tests/*'
 	$(BIN)/python manage.py compilemessages --locale en --ignore '.venv/*'
