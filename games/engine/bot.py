@@ -1,0 +1,138 @@
+"""The reasonable default player: used for bots, for turn timeouts and for away players.
+
+Always legal, a few milliseconds a decision at most, and sensible: it bids the tricks
+its hand can expect, chooses the trump suit it is strongest in, and plays to make
+its bid exactly — taking tricks while it needs them and shedding winners once it has them.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .actions import Action, Bid, ChooseTrump, Play
+from .cards import SUITS, Card, Suit
+from .rules import trick_winner
+from .state import GameState, Phase
+
+# Chance that a card takes a trick, by strength (10 = ace .. 1 = the 2), as trump and as a side suit.
+_TRUMP_VALUE = {10: 1.0, 9: 0.95, 8: 0.8, 7: 0.7, 6: 0.6, 5: 0.5, 4: 0.45, 3: 0.4, 2: 0.35, 1: 0.3}
+_SIDE_VALUE = {10: 0.85, 9: 0.55, 8: 0.3, 7: 0.15, 6: 0.05}
+
+
+def hand_value(hand: Sequence[Card], trump: Suit | None, players: int) -> float:
+    """Expected tricks of ``hand`` with ``trump`` (None: unknown), a quick estimate."""
+    if not hand:
+        return 0.0
+    by_suit: dict[Suit, list[Card]] = {s: [] for s in SUITS}
+    for card in hand:
+        by_suit[card.suit].append(card)
+    crowd = 1.0 - 0.06 * (players - 3)       # more players, fewer tricks for each side card
+    length_penalty = max(0.4, 1.0 - 0.06 * (len(hand) - 1))
+    total = 0.0
+    for suit, cards in by_suit.items():
+        if suit is trump:
+            for card in cards:
+                total += _TRUMP_VALUE[card.strength]
+            total += 0.15 * max(0, len(cards) - 2)
+            continue
+        for rank_pos, card in enumerate(sorted(cards, key=lambda c: -c.strength)):
+            value = _SIDE_VALUE.get(card.strength, 0.0)
+            if rank_pos > 0 and card.strength < 10:
+                value *= 0.8
+            if len(cards) >= 5:
+                value *= 0.6  # long side suits get trumped
+            total += value * crowd * length_penalty
+        if trump is not None and not cards:
+            trumps = len(by_suit[trump])
+            total += 0.25 * min(trumps, 2) * (len(hand) / 8)  # a void lets small trumps take tricks
+    return total
+
+
+def best_suit(hand: Sequence[Card], players: int) -> Suit:
+    """The suit that makes this hand strongest as trump (ties: more cards, then suit order)."""
+    def score(suit: Suit) -> tuple[float, int, int]:
+        return (hand_value(hand, suit, players), sum(1 for c in hand if c.suit is suit), -SUITS.index(suit))
+    return max(SUITS, key=score)
+
+
+def choose_bid(game: GameState) -> int:
+    seat = game.turn
+    assert seat is not None and game.spec is not None
+    hand = game.hands[seat]
+    if game.spec.is_auction:
+        estimate = hand_value(hand, best_suit(hand, game.players), game.players) * 0.85
+    else:
+        estimate = hand_value(hand, game.trump_suit, game.players)
+    if game.spec.cards == 1:
+        estimate = 1.0 if _one_card_wins(game, hand[0]) else 0.0
+    legal = game.legal_bids()
+    target = estimate
+    return min(legal, key=lambda n: (abs(n - target), n))
+
+
+def _one_card_wins(game: GameState, card: Card) -> bool:
+    if card.suit is game.trump_suit:
+        return card.strength >= 8
+    return card.strength >= 10 and game.players <= 4
+
+
+def choose_trump(game: GameState) -> Suit:
+    seat = game.turn
+    assert seat is not None
+    return best_suit(game.hands[seat], game.players)
+
+
+def choose_card(game: GameState) -> Card:
+    seat = game.turn
+    assert seat is not None and game.trump_suit is not None
+    legal = game.legal_cards()
+    if len(legal) == 1:
+        return legal[0]
+    trump = game.trump_suit
+    bid = game.bids[seat] or 0
+    need = bid - game.tricks[seat]
+    trick = [p.card for p in game.trick]
+    last_to_play = len(trick) == len(game.order) - 1
+
+    def weight(card: Card) -> int:
+        return card.strength + (20 if card.suit is trump else 0)
+
+    if not trick:
+        if need > 0:
+            side_aces = [c for c in legal if c.suit is not trump and c.strength == 10]
+            if side_aces:
+                return side_aces[0]
+            return max(legal, key=weight)
+        return min(legal, key=weight)
+    winners = [c for c in legal if trick_winner(trick + [c], trump) == len(trick)]
+    losers = [c for c in legal if c not in winners]
+    if need > 0:
+        if winners:
+            # last to play: the cheapest winner is enough; otherwise win firmly
+            return min(winners, key=weight) if last_to_play else max(winners, key=weight)
+        return min(legal, key=weight)
+    if losers:
+        return max(losers, key=weight)  # shed the highest card that still loses
+    return max(winners, key=weight)  # forced to take: get rid of the strongest
+
+
+def default_action(game: GameState) -> Action:
+    """The reasonable default for the seat to move."""
+    if game.phase is Phase.BIDDING:
+        return Bid(choose_bid(game))
+    if game.phase is Phase.CHOOSING_TRUMP:
+        return ChooseTrump(choose_trump(game))
+    if game.phase is Phase.PLAYING:
+        return Play(choose_card(game))
+    raise ValueError(f"nobody decides anything in phase {game.phase}")
+
+
+def play_game(players: int, seed: int) -> GameState:
+    """A whole game among default players, dealt from ``seed``."""
+    game = GameState.new(players, seed=seed)
+    while not game.is_over:
+        if game.phase is Phase.ROUND_OVER:
+            game.deal()
+        else:
+            game.apply_unchecked(default_action(game))
+    return game

@@ -1,0 +1,188 @@
+"""Cards, suits and the deck of La Pocha.
+
+Cards are small immutable values written in the game's notation: rank then
+suit letter (``1o``, ``12b``).  There are only forty of them, so every card is
+interned: ``Card(1, Suit.OROS) is Card.parse("1o")``.
+
+>>> Card.parse("12b")
+Card.parse('12b')
+>>> str(Card(3, Suit.COPAS))
+'3c'
+>>> Card.parse("1o").beats_in_suit(Card.parse("3o"))
+True
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar, Iterable
+
+RANKS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
+#: Strongest first, within any suit.
+STRENGTH_ORDER: tuple[int, ...] = (1, 3, 12, 11, 10, 7, 6, 5, 4, 2)
+_STRENGTH: dict[int, int] = {rank: len(STRENGTH_ORDER) - i for i, rank in enumerate(STRENGTH_ORDER)}
+
+#: Ranks removed from the 40-card deck, by number of players at the table.
+REMOVED_RANKS: dict[int, frozenset[int]] = {
+    3: frozenset({2, 4, 5, 6}),
+    4: frozenset({2, 4}),
+    5: frozenset(),
+    6: frozenset(),
+}
+
+RANK_NAMES_ES: dict[int, str] = {1: "as", 10: "sota", 11: "caballo", 12: "rey"}
+RANK_NAMES_EN: dict[int, str] = {1: "ace", 10: "jack", 11: "knight", 12: "king"}
+
+
+class Suit(str, enum.Enum):
+    """The four Spanish suits, valued by their notation letter."""
+
+    OROS = "o"
+    COPAS = "c"
+    ESPADAS = "e"
+    BASTOS = "b"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, text: str) -> Suit:
+        """Parse a suit letter (``o``, ``c``, ``e``, ``b``); ValueError otherwise."""
+        try:
+            return _SUIT_BY_LETTER[text]
+        except (KeyError, TypeError):
+            raise ValueError(f"not a suit: {text!r}") from None
+
+    @property
+    def name_es(self) -> str:
+        """Plural Spanish name: ``oros``."""
+        return _SUIT_NAMES_ES[self]
+
+    @property
+    def singular_es(self) -> str:
+        """Singular Spanish name: ``oro``."""
+        return _SUIT_NAMES_ES[self][:-1]
+
+    @property
+    def name_en(self) -> str:
+        return _SUIT_NAMES_EN[self]
+
+
+SUITS: tuple[Suit, ...] = (Suit.OROS, Suit.COPAS, Suit.ESPADAS, Suit.BASTOS)
+_SUIT_BY_LETTER: dict[str, Suit] = {s.value: s for s in SUITS}
+_SUIT_NAMES_ES: dict[Suit, str] = {
+    Suit.OROS: "oros", Suit.COPAS: "copas", Suit.ESPADAS: "espadas", Suit.BASTOS: "bastos",
+}
+_SUIT_NAMES_EN: dict[Suit, str] = {
+    Suit.OROS: "coins", Suit.COPAS: "cups", Suit.ESPADAS: "swords", Suit.BASTOS: "clubs",
+}
+
+
+class Card:
+    """One card.  Interned: construct with ``Card(rank, suit)`` or ``Card.parse``."""
+
+    __slots__ = ("rank", "suit", "strength", "index", "_text")
+    _table: ClassVar[dict[tuple[int, Suit], Card]] = {}
+    _by_text: ClassVar[dict[str, Card]] = {}
+
+    rank: int
+    suit: Suit
+    #: 1 (the 2) .. 10 (the ace): higher beats lower within a suit.
+    strength: int
+    #: 0..39, dense, for arrays and bitsets.
+    index: int
+    _text: str
+
+    def __new__(cls, rank: int, suit: Suit) -> Card:
+        try:
+            return cls._table[(rank, suit)]
+        except (KeyError, TypeError):
+            raise ValueError(f"not a card: rank {rank!r} suit {suit!r}") from None
+
+    @classmethod
+    def _make(cls, rank: int, suit: Suit, index: int) -> Card:
+        card = object.__new__(cls)
+        object.__setattr__(card, "rank", rank)
+        object.__setattr__(card, "suit", suit)
+        object.__setattr__(card, "strength", _STRENGTH[rank])
+        object.__setattr__(card, "index", index)
+        object.__setattr__(card, "_text", f"{rank}{suit.value}")
+        return card
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Card is immutable")
+
+    def __reduce__(self) -> tuple[type[Card], tuple[int, Suit]]:
+        return (Card, (self.rank, self.suit))
+
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse ``1o`` .. ``12b``; raise ValueError for anything else."""
+        try:
+            return cls._by_text[text]
+        except (KeyError, TypeError):
+            raise ValueError(f"not a card: {text!r}") from None
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Card.parse({self._text!r})"
+
+    def __hash__(self) -> int:
+        return self.index
+
+    def __lt__(self, other: Card) -> bool:
+        """Display order: by suit (oros, copas, espadas, bastos), then strength descending."""
+        return _sort_key(self) < _sort_key(other)
+
+    def beats_in_suit(self, other: Card) -> bool:
+        """True when both are of one suit and this one is stronger."""
+        return self.suit is other.suit and self.strength > other.strength
+
+    @property
+    def name_es(self) -> str:
+        """``3 de copas``, ``as de oros``."""
+        return f"{RANK_NAMES_ES.get(self.rank, str(self.rank))} de {self.suit.name_es}"
+
+    @property
+    def name_en(self) -> str:
+        return f"{RANK_NAMES_EN.get(self.rank, str(self.rank))} of {self.suit.name_en}"
+
+
+def _sort_key(card: Card) -> tuple[int, int]:
+    return (SUITS.index(card.suit), -card.strength)
+
+
+for _si, _suit in enumerate(SUITS):
+    for _ri, _rank in enumerate(RANKS):
+        _card = Card._make(_rank, _suit, _si * 10 + _ri)
+        Card._table[(_rank, _suit)] = _card
+        Card._by_text[str(_card)] = _card
+
+#: All forty cards, in index order.
+ALL_CARDS: tuple[Card, ...] = tuple(sorted(Card._table.values(), key=lambda c: c.index))
+
+
+def deck_for(players: int) -> tuple[Card, ...]:
+    """The cards in play at a table of ``players`` seats (24, 32, 40 or 40).
+
+    >>> [len(deck_for(n)) for n in (3, 4, 5, 6)]
+    [24, 32, 40, 40]
+    """
+    try:
+        removed = REMOVED_RANKS[players]
+    except KeyError:
+        raise ValueError(f"La Pocha is played by 3 to 6, not {players}") from None
+    return tuple(c for c in ALL_CARDS if c.rank not in removed)
+
+
+def sort_hand(cards: Iterable[Card]) -> list[Card]:
+    """Cards in display order: grouped by suit, strongest first."""
+    return sorted(cards, key=_sort_key)

@@ -1,0 +1,118 @@
+"""The engine's commands.
+
+``replay FILE...``  one JSON line per record (see RECORD.md); exit 0, 1 (a record broke a rule)
+                    or 2 (an input is not JSON).
+``selfplay``        full games among default players; prints speed and exact-bid rate.
+``bench``           replay speed on self-played records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Iterator, Sequence
+
+from .record import export_record, replay_line
+
+
+def _records(text: str) -> Iterator[Any]:
+    """One JSON document, or JSON Lines; ValueError when it is neither."""
+    try:
+        yield json.loads(text)
+        return
+    except ValueError:
+        pass
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise ValueError("empty input")
+    parsed = [json.loads(line) for line in lines]  # raises ValueError on the first bad line
+    yield from parsed
+
+
+def cmd_replay(files: Sequence[str]) -> int:
+    status = 0
+    out = sys.stdout
+    for name in files:
+        try:
+            if name == "-":
+                text = sys.stdin.read()
+            else:
+                with open(name, encoding="utf-8") as handle:
+                    text = handle.read()
+            records = list(_records(text))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+            print(f"replay: cannot read {name} as JSON: {error}", file=sys.stderr)
+            status = 2
+            continue
+        for record in records:
+            line, ok = replay_line(record)
+            if not ok and status == 0:
+                status = 1
+            try:
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            except BrokenPipeError:
+                return status
+    try:
+        out.flush()
+    except BrokenPipeError:
+        pass
+    return status
+
+
+def cmd_selfplay(players: int, games: int, seed: int, out: str | None) -> int:
+    from .bot import play_game
+
+    started = time.perf_counter()
+    plays = exact = bids = 0
+    handle = open(out, "w", encoding="utf-8") if out else None
+    try:
+        for i in range(games):
+            game = play_game(players, seed + i)
+            for result in game.results:
+                for seat, bid in enumerate(result.bids):
+                    if bid is None:
+                        continue
+                    bids += 1
+                    exact += bid == result.tricks[seat]
+                plays += result.cards * (players if players < 6 else 5)
+            if handle:
+                handle.write(json.dumps(export_record(game)) + "\n")
+    finally:
+        if handle:
+            handle.close()
+    elapsed = time.perf_counter() - started
+    print(f"selfplay: {games} games of {players} in {elapsed:.3f} s")
+    print(f"games/s: {games / elapsed:.1f}")
+    print(f"plays/s: {plays / elapsed:.0f}")
+    print(f"decisions: {plays + bids}  ms/decision: {1000 * elapsed / max(1, plays + bids):.3f}")
+    print(f"exact-bid rate: {exact / max(1, bids):.3f} ({exact}/{bids})")
+    return 0
+
+
+def cmd_bench(games: int, seed: int) -> int:
+    from .bench import run_bench
+
+    return run_bench(games, seed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m games.engine", description="La Pocha rules engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_replay = sub.add_parser("replay", help="replay and check game records")
+    p_replay.add_argument("files", nargs="+", metavar="FILE", help="a record file, JSON Lines, or - for stdin")
+    p_self = sub.add_parser("selfplay", help="full games among default players")
+    p_self.add_argument("--players", type=int, default=4, choices=(3, 4, 5, 6))
+    p_self.add_argument("--games", type=int, default=100)
+    p_self.add_argument("--seed", type=int, default=1)
+    p_self.add_argument("--out", help="write each game's record to this JSON Lines file")
+    p_bench = sub.add_parser("bench", help="replay speed against a straightforward reference")
+    p_bench.add_argument("--games", type=int, default=50)
+    p_bench.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.command == "replay":
+        return cmd_replay(args.files)
+    if args.command == "selfplay":
+        return cmd_selfplay(args.players, args.games, args.seed, args.out)
+    return cmd_bench(args.games, args.seed)

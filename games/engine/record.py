@@ -1,0 +1,184 @@
+"""Game records (``pocha-record/1``): export a game, load one, replay and check it.
+
+A record is to La Pocha what PGN is to chess; see ``shared/RECORD.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import Bid, ChooseTrump, Play
+from .cards import Card, Suit
+from .errors import PochaError
+from .schedule import MAX_PLAYERS, MIN_PLAYERS
+from .state import GameState, Phase
+
+FORMAT = "pocha-record/1"
+
+
+def export_record(game: GameState, *, include_current: bool = False) -> dict[str, Any]:
+    """The record of ``game``: every whole round played so far (and, if asked, the one in progress)."""
+    finished = len(game.results)
+    logs = game.log if include_current else game.log[:finished]
+    rounds: list[dict[str, Any]] = []
+    for log in logs:
+        entry: dict[str, Any] = {
+            "hands": [[str(c) for c in hand] for hand in log.hands],
+            "trump_card": str(log.trump_card) if log.trump_card is not None else None,
+            "bids": list(log.bids),
+        }
+        if log.trump_card is None and log.trump_suit is not None:
+            entry["trump_suit"] = log.trump_suit.value
+        entry["plays"] = [str(c) for c in log.plays]
+        rounds.append(entry)
+    return {"format": FORMAT, "players": list(game.names), "first_dealer": game.first_dealer, "rounds": rounds}
+
+
+class RecordError(Exception):
+    """A record that breaks a rule: where (round from 1, kind, index) and why."""
+
+    def __init__(self, round_number: int, kind: str, index: int, message: str) -> None:
+        super().__init__(f"round {round_number}, {kind} {index}: {message}")
+        self.round = round_number
+        self.kind = kind
+        self.index = index
+        self.message = message
+
+    def as_json(self) -> dict[str, Any]:
+        return {"error": {"round": self.round, "kind": self.kind, "index": self.index, "message": self.message}}
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    game: GameState
+
+    def as_json(self) -> dict[str, Any]:
+        complete = self.game.is_over
+        return {
+            "rounds": [r.as_json() for r in self.game.results],
+            "totals": list(self.game.totals),
+            "complete": complete,
+            "winners": self.game.winners() if complete else None,
+        }
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _card(text: object, round_number: int, kind: str, index: int) -> Card:
+    try:
+        return Card.parse(text)  # type: ignore[arg-type]
+    except ValueError:
+        raise RecordError(round_number, kind, index, f"not a card: {text!r}") from None
+
+
+def _header(record: object) -> GameState:
+    def bad(message: str) -> RecordError:
+        return RecordError(1, "deal", 0, message)
+
+    if not isinstance(record, dict):
+        raise bad("a record must be a JSON object")
+    if record.get("format") != FORMAT:
+        raise bad(f"format must be {FORMAT!r}, not {record.get('format')!r}")
+    players = record.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise bad("players must be a list of names")
+    if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
+        raise bad(f"La Pocha is played by 3 to 6, not {len(players)}")
+    first_dealer = record.get("first_dealer")
+    if not _is_int(first_dealer) or not 0 <= first_dealer < len(players):  # type: ignore[operator]
+        raise bad(f"first_dealer must be a seat from 0 to {len(players) - 1}, not {first_dealer!r}")
+    if not isinstance(record.get("rounds"), list):
+        raise bad("rounds must be a list")
+    return GameState(players, first_dealer)  # type: ignore[arg-type]
+
+
+def replay(record: object) -> Replay:
+    """Replay ``record`` (parsed JSON), checking every rule; RecordError at the first broken one."""
+    game = _header(record)
+    assert isinstance(record, dict)
+    rounds: list[Any] = record["rounds"]
+    for number, entry in enumerate(rounds, start=1):
+        _replay_round(game, number, entry)
+    return Replay(game)
+
+
+def _replay_round(game: GameState, number: int, entry: object) -> None:
+    if number > len(game.schedule):
+        raise RecordError(number, "deal", 0, f"a game of {game.players} has only {len(game.schedule)} rounds")
+    if not isinstance(entry, dict):
+        raise RecordError(number, "deal", 0, "a round must be a JSON object")
+    # deal
+    hands_raw = entry.get("hands")
+    if not isinstance(hands_raw, list) or not all(isinstance(h, list) for h in hands_raw):
+        raise RecordError(number, "deal", 0, "hands must be a list of lists of cards")
+    hands = [[_card(c, number, "deal", 0) for c in hand] for hand in hands_raw]
+    trump_raw = entry.get("trump_card")
+    trump_card = None if trump_raw is None else _card(trump_raw, number, "deal", 0)
+    try:
+        game.deal(hands, trump_card)
+    except PochaError as error:
+        raise RecordError(number, "deal", 0, error.en) from None
+    spec = game.spec
+    assert spec is not None
+    # bids
+    bids = entry.get("bids")
+    if not isinstance(bids, list):
+        raise RecordError(number, "bid", 0, "bids must be a list")
+    bidders = len(game.order)
+    for index, bid in enumerate(bids):
+        if index >= bidders:
+            raise RecordError(number, "bid", index, f"only {bidders} players bid in this round")
+        if not _is_int(bid):
+            raise RecordError(number, "bid", index, f"a bid must be a whole number, not {bid!r}")
+        try:
+            game.apply(Bid(bid))
+        except PochaError as error:
+            raise RecordError(number, "bid", index, error.en) from None
+    if len(bids) < bidders:
+        raise RecordError(number, "bid", len(bids), f"missing bid: {bidders} players bid in this round")
+    # trump choice
+    suit_raw = entry.get("trump_suit")
+    if game.phase is Phase.CHOOSING_TRUMP:
+        try:
+            suit = Suit.parse(suit_raw)  # type: ignore[arg-type]
+        except ValueError:
+            raise RecordError(number, "trump", 0,
+                              f"the auction winner must choose a suit (o, c, e, b), not {suit_raw!r}") from None
+        game.apply(ChooseTrump(suit))
+    elif suit_raw is not None and suit_raw != (game.trump_suit.value if game.trump_suit else None):
+        raise RecordError(number, "trump", 0, f"trump is not chosen in a normal round (turned: {trump_card})")
+    # plays
+    plays = entry.get("plays")
+    if not isinstance(plays, list):
+        raise RecordError(number, "play", 0, "plays must be a list")
+    total = spec.cards * bidders
+    for index, text in enumerate(plays):
+        if index >= total:
+            raise RecordError(number, "play", index, f"the round has only {total} plays")
+        card = _card(text, number, "play", index)
+        seat = game.turn
+        assert seat is not None
+        if card not in game.hands[seat]:
+            raise RecordError(number, "play", index, f"{card} is not in {game.names[seat]}'s hand (seat {seat})")
+        try:
+            game.apply(Play(card))
+        except PochaError as error:
+            raise RecordError(number, "play", index, error.en) from None
+    if len(plays) < total:
+        raise RecordError(number, "play", len(plays), f"round incomplete: {total} plays expected, {len(plays)} given")
+
+
+def replay_line(record: object) -> tuple[dict[str, Any], bool]:
+    """The replay command's output for one record, and whether it replayed."""
+    try:
+        return replay(record).as_json(), True
+    except RecordError as error:
+        return error.as_json(), False
+
+
+def load_game(record: object) -> GameState:
+    """The game state at the end of a record (RecordError if it breaks a rule)."""
+    return replay(record).game

@@ -1,0 +1,215 @@
+"""The rules of La Pocha as pure functions: dealing, bids, what may be played, tricks, points.
+
+>>> from games.engine.cards import Card, Suit
+>>> points(bid=2, won=2)
+20
+>>> points(bid=1, won=4)
+-15
+>>> [str(c) for c in legal_plays([Card.parse("3c"), Card.parse("5c"), Card.parse("1o")],
+...                              [Card.parse("12c")], Suit.ESPADAS)]
+['3c']
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+from .cards import Card, Suit, deck_for
+from .errors import IllegalDealError, IllegalPlayError
+from .schedule import RoundSpec, active_order, schedule
+
+RESTING_POINTS = 10
+FIVE_OF_BASTOS = Card(5, Suit.BASTOS)
+
+
+def points(bid: int, won: int) -> int:
+    """Unmultiplied points for one player and round: exact +10+5×bid, else −5 per trick off."""
+    if won == bid:
+        return 10 + 5 * bid
+    return -5 * abs(bid - won)
+
+
+def multiplier(players: int, trump_card: Card | None, trump_suit: Suit) -> int:
+    """×3 when the card marking trump is the 5 of bastos (never at 3 seats), ×2 for oros."""
+    if trump_card is FIVE_OF_BASTOS and players != 3:
+        return 3
+    if trump_suit is Suit.OROS:
+        return 2
+    return 1
+
+
+def forbidden_last_bid(spec: RoundSpec, bids_so_far: Sequence[int], bidders: int) -> int | None:
+    """The one number the last bidder may not say in a normal round, else None."""
+    if spec.is_auction or len(bids_so_far) != bidders - 1:
+        return None
+    forbidden = spec.cards - sum(bids_so_far)
+    return forbidden if 0 <= forbidden <= spec.cards else None
+
+
+def auction_winner(order: Sequence[int], bids: Sequence[int]) -> int:
+    """Highest bid wins; a tie goes to whoever bid earlier (all zeros: the first bidder)."""
+    best = 0
+    for i in range(1, len(bids)):
+        if bids[i] > bids[best]:
+            best = i
+    return order[best]
+
+
+def trick_winner(cards: Sequence[Card], trump: Suit) -> int:
+    """Index in ``cards`` (played in order) of the card that takes the trick."""
+    best = 0
+    best_card = cards[0]
+    for i in range(1, len(cards)):
+        card = cards[i]
+        if card.suit is best_card.suit:
+            if card.strength > best_card.strength:
+                best, best_card = i, card
+        elif card.suit is trump:
+            best, best_card = i, card
+        # a card of a third suit (or the led suit once trumped) never takes it
+    return best
+
+
+def legal_plays(hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> list[Card]:
+    """The cards of ``hand`` that may be played on ``trick`` (cards so far, in order)."""
+    if not trick:
+        return list(hand)
+    led = trick[0].suit
+    follow = [c for c in hand if c.suit is led]
+    if follow:
+        if led is not trump and any(c.suit is trump for c in trick):
+            return follow  # someone fallado: any card of the led suit will do
+        top = max(c.strength for c in trick if c.suit is led)
+        higher = [c for c in follow if c.strength > top]
+        return higher or follow
+    trumps = [c for c in hand if c.suit is trump]
+    if trumps:
+        on_table = [c.strength for c in trick if c.suit is trump]
+        if on_table:
+            top = max(on_table)
+            higher = [c for c in trumps if c.strength > top]
+            return higher or trumps
+        return trumps
+    return list(hand)
+
+
+def explain_illegal(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> IllegalPlayError | None:
+    """Why ``card`` may not be played now (an error to raise or show), or None if it may."""
+    if card not in hand:
+        return IllegalPlayError(
+            "not_in_hand", f"no tienes el {card.name_es} ({card})", f"{card} is not in your hand"
+        )
+    legal = legal_plays(hand, trick, trump)
+    if card in legal:
+        return None
+    listed = " ".join(str(c) for c in legal)
+    led = trick[0].suit
+    if legal[0].suit is led:
+        if card.suit is led:
+            kind = "triunfo" if led is trump else led.singular_es
+            return IllegalPlayError(
+                "montar",
+                f"debes montar: juega un{'' if led is trump else 'a'} {kind} más alt{'o' if led is trump else 'a'} ({listed})",
+                f"must play a higher {kind} ({listed})",
+            )
+        return IllegalPlayError(
+            "asistir",
+            f"debes asistir: juega {led.name_es} ({listed})",
+            f"must follow suit: play {led.name_es} ({listed})",
+        )
+    if legal[0].suit is trump:
+        if card.suit is trump:
+            return IllegalPlayError(
+                "contrafallar",
+                f"debes contrafallar: juega un triunfo más alto ({listed})",
+                f"must overtrump: play a higher trump ({listed})",
+            )
+        return IllegalPlayError(
+            "fallar",
+            f"no tienes {led.name_es}: debes fallar con triunfo ({listed})",
+            f"void in {led.name_es}: must play a trump ({listed})",
+        )
+    # unreachable: with neither led suit nor trump every card is legal
+    return IllegalPlayError("illegal", f"no puedes jugar {card}", f"cannot play {card}")
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """What chance decides in a round: each seat's hand (``()`` for the resting dealer) and the trump card."""
+
+    hands: tuple[tuple[Card, ...], ...]
+    trump_card: Card | None
+
+
+def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> Deal:
+    """Shuffle the table's deck and deal one card at a time from the dealer's left.
+
+    In normal rounds the next card is turned for trump; in the 8-card subida round
+    the last card dealt marks trump and stays in its receiver's hand; auctions turn nothing.
+    """
+    deck = list(deck_for(players))
+    rng.shuffle(deck)
+    order = active_order(dealer, players)
+    hands: list[list[Card]] = [[] for _ in range(players)]
+    position = 0
+    for _ in range(spec.cards):
+        for seat in order:
+            hands[seat].append(deck[position])
+            position += 1
+    trump_card: Card | None
+    if spec.is_auction:
+        trump_card = None
+    elif spec.trump_is_last_dealt:
+        trump_card = deck[position - 1]
+    else:
+        trump_card = deck[position]
+    return Deal(tuple(tuple(h) for h in hands), trump_card)
+
+
+def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Sequence[Card]],
+               trump_card: Card | None) -> None:
+    """Raise IllegalDealError unless these hands and trump card can come from a deal of ``spec``."""
+    if len(hands) != players:
+        raise IllegalDealError("hands", f"hacen falta {players} manos, hay {len(hands)}",
+                               f"expected {players} hands, got {len(hands)}")
+    deck = frozenset(deck_for(players))
+    active = active_order(dealer, players)
+    seen: set[Card] = set()
+    for seat, hand in enumerate(hands):
+        want = spec.cards if seat in active else 0
+        if len(hand) != want:
+            raise IllegalDealError(
+                "hand_size", f"el asiento {seat} debe tener {want} cartas, tiene {len(hand)}",
+                f"seat {seat} must hold {want} cards, holds {len(hand)}")
+        for card in hand:
+            if card not in deck:
+                raise IllegalDealError("not_in_deck", f"{card} no está en la baraja de {players}",
+                                       f"{card} is not in the {players}-player deck")
+            if card in seen:
+                raise IllegalDealError("duplicate", f"{card} está repartida dos veces", f"{card} is dealt twice")
+            seen.add(card)
+    if spec.is_auction:
+        if trump_card is not None:
+            raise IllegalDealError("auction_trump_card", "en las subastas no se pinta triunfo",
+                                   "no trump card is turned in an auction round")
+        return
+    if trump_card is None:
+        raise IllegalDealError("no_trump_card", "falta la carta de triunfo", "the trump card is missing")
+    if trump_card not in deck:
+        raise IllegalDealError("not_in_deck", f"{trump_card} no está en la baraja de {players}",
+                               f"{trump_card} is not in the {players}-player deck")
+    if spec.trump_is_last_dealt:
+        receiver = active[-1]
+        if trump_card not in hands[receiver]:
+            raise IllegalDealError(
+                "last_dealt", f"el triunfo ({trump_card}) debe ser la última carta repartida, del asiento {receiver}",
+                f"the trump card ({trump_card}) must be the last card dealt, in seat {receiver}'s hand")
+    elif trump_card in seen:
+        raise IllegalDealError("trump_in_hand", f"la carta de triunfo {trump_card} está en una mano",
+                               f"the turned trump card {trump_card} is in a hand")
+
+
+def round_count(players: int) -> int:
+    return len(schedule(players))

@@ -1,0 +1,401 @@
+"""The game as a state machine: whose turn it is, what they may do, and what follows.
+
+>>> game = GameState.new(4, seed=7)
+>>> game.phase
+<Phase.BIDDING: 'bidding'>
+>>> seat = game.turn
+>>> game.apply(game.legal_actions()[0], seat=seat)
+>>> game.turn == (seat + 1) % 4
+True
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+from .actions import Action, Bid, ChooseTrump, Play
+from .cards import SUITS, Card, Suit, sort_hand
+from .errors import IllegalActionError, IllegalBidError, IllegalTrumpError, IllegalPlayError
+from .rules import (
+    RESTING_POINTS, Deal, auction_winner, check_deal, deal, explain_illegal, forbidden_last_bid,
+    legal_plays, multiplier, points, trick_winner,
+)
+from .schedule import RoundPhase, RoundSpec, active_order, check_players, dealer_of, schedule
+
+
+class Phase(str, enum.Enum):
+    DEALING = "dealing"            # before round 1 is dealt
+    BIDDING = "bidding"
+    CHOOSING_TRUMP = "choosing_trump"
+    PLAYING = "playing"
+    ROUND_OVER = "round_over"      # scored; the next deal is due
+    GAME_OVER = "game_over"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """A scored round, by seat (``None`` bid and tricks for the resting dealer)."""
+
+    number: int
+    phase: RoundPhase
+    cards: int
+    dealer: int
+    trump_suit: Suit
+    multiplier: int
+    auction_winner: int | None
+    bids: tuple[int | None, ...]
+    tricks: tuple[int | None, ...]
+    points: tuple[int, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "number": self.number, "phase": self.phase.value, "cards": self.cards, "dealer": self.dealer,
+            "trump_suit": self.trump_suit.value, "multiplier": self.multiplier,
+            "auction_winner": self.auction_winner, "bids": list(self.bids), "tricks": list(self.tricks),
+            "points": list(self.points),
+        }
+
+
+@dataclass(slots=True)
+class RoundLog:
+    """What happened in one round, as the game record writes it."""
+
+    hands: tuple[tuple[Card, ...], ...]
+    trump_card: Card | None
+    bids: list[int]
+    trump_suit: Suit | None
+    plays: list[Card]
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrickPlay:
+    seat: int
+    card: Card
+
+
+class GameState:
+    """One game of La Pocha.
+
+    Chance steps (deals) come from ``deal()``: from the game's seeded generator, or
+    given explicitly (replaying a record).  Decisions come through ``apply`` (checked)
+    or ``apply_unchecked`` (the fast path for simulations that only pick legal actions).
+    """
+
+    def __init__(self, players: int | Sequence[str], first_dealer: int, seed: int | None = None) -> None:
+        if isinstance(players, int):
+            count = players
+            names: tuple[str, ...] = tuple(f"P{i + 1}" for i in range(players)) if players > 0 else ()
+        else:
+            names = tuple(players)
+            count = len(names)
+        check_players(count)
+        if not isinstance(first_dealer, int) or isinstance(first_dealer, bool) or not 0 <= first_dealer < count:
+            raise ValueError(f"first dealer must be a seat 0..{count - 1}, not {first_dealer!r}")
+        self.players = count
+        self.names = names
+        self.first_dealer = first_dealer
+        self.seed = seed
+        self._rng = random.Random(seed) if seed is not None else None
+        self.schedule: tuple[RoundSpec, ...] = schedule(count)
+        self.phase = Phase.DEALING
+        self.number = 0
+        self.spec: RoundSpec | None = None
+        self.dealer = -1
+        self.order: tuple[int, ...] = ()
+        self.hands: list[list[Card]] = [[] for _ in range(count)]
+        self.trump_card: Card | None = None
+        self.trump_suit: Suit | None = None
+        self.bids: list[int | None] = [None] * count
+        self.bids_made: list[int] = []
+        self.auction_winner: int | None = None
+        self.trick: list[TrickPlay] = []
+        self.last_trick: tuple[TrickPlay, ...] = ()
+        self.last_trick_winner: int | None = None
+        self.tricks: list[int] = [0] * count
+        self.totals: list[int] = [0] * count
+        self.results: list[RoundResult] = []
+        self.log: list[RoundLog] = []
+        self.turn: int | None = None
+        self._next: dict[int, int] = {}
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, players: int | Sequence[str], seed: int, first_dealer: int | None = None) -> GameState:
+        """A game dealt from ``seed``: the same seed gives the same first dealer and deals."""
+        count = players if isinstance(players, int) else len(players)
+        check_players(count)
+        rng = random.Random(seed)
+        if first_dealer is None:
+            first_dealer = rng.randrange(count)
+        game = cls(players, first_dealer, seed=rng.getrandbits(64))
+        game.deal()
+        return game
+
+    def copy(self) -> GameState:
+        other = GameState.__new__(GameState)
+        for name in ("players", "names", "first_dealer", "seed", "schedule", "phase", "number", "spec",
+                     "dealer", "order", "trump_card", "trump_suit", "auction_winner", "last_trick",
+                     "last_trick_winner", "turn", "_next"):
+            setattr(other, name, getattr(self, name))
+        other._rng = None
+        if self._rng is not None:
+            other._rng = random.Random()
+            other._rng.setstate(self._rng.getstate())
+        other.hands = [list(h) for h in self.hands]
+        other.bids = list(self.bids)
+        other.bids_made = list(self.bids_made)
+        other.trick = list(self.trick)
+        other.tricks = list(self.tricks)
+        other.totals = list(self.totals)
+        other.results = list(self.results)
+        other.log = [RoundLog(r.hands, r.trump_card, list(r.bids), r.trump_suit, list(r.plays), r.seed)
+                     for r in self.log]
+        return other
+
+    # -- chance ------------------------------------------------------------------------
+
+    @property
+    def next_spec(self) -> RoundSpec | None:
+        return self.schedule[self.number] if self.number < len(self.schedule) else None
+
+    def deal(self, hands: Sequence[Sequence[Card]] | None = None, trump_card: Card | None = None,
+             *, seed: int | None = None) -> Deal:
+        """Start the next round.  Without ``hands``, deal at random from ``seed`` (or the game's
+        generator); with them, check that they are a possible deal (IllegalDealError)."""
+        if self.phase not in (Phase.DEALING, Phase.ROUND_OVER):
+            raise IllegalActionError("not_dealing", "no es momento de repartir", "it is not time to deal")
+        spec = self.next_spec
+        if spec is None:
+            raise IllegalActionError("game_over", "la partida ha terminado", "the game is over")
+        dealer = dealer_of(self.first_dealer, spec.number, self.players)
+        if hands is None:
+            if seed is None:
+                if self._rng is None:
+                    raise ValueError("this game has no seed: give the hands or a seed")
+                seed = self._rng.getrandbits(63)
+            the_deal = deal(self.players, spec, dealer, random.Random(seed))
+        else:
+            check_deal(self.players, spec, dealer, hands, trump_card)
+            the_deal = Deal(tuple(tuple(h) for h in hands), trump_card)
+        self._start_round(spec, dealer, the_deal, seed)
+        return the_deal
+
+    def _start_round(self, spec: RoundSpec, dealer: int, the_deal: Deal, seed: int | None) -> None:
+        self.number = spec.number
+        self.spec = spec
+        self.dealer = dealer
+        self.order = active_order(dealer, self.players)
+        self._next = {seat: self.order[(i + 1) % len(self.order)] for i, seat in enumerate(self.order)}
+        self.hands = [list(h) for h in the_deal.hands]
+        self.trump_card = the_deal.trump_card
+        self.trump_suit = the_deal.trump_card.suit if the_deal.trump_card is not None else None
+        self.bids = [None] * self.players
+        self.bids_made = []
+        self.auction_winner = None
+        self.trick = []
+        self.last_trick = ()
+        self.last_trick_winner = None
+        self.tricks = [0] * self.players
+        self.log.append(RoundLog(the_deal.hands, the_deal.trump_card, [], None, [], seed))
+        self.phase = Phase.BIDDING
+        self.turn = self.order[0]
+
+    # -- queries -----------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.GAME_OVER
+
+    @property
+    def resting(self) -> int | None:
+        return self.dealer if self.players == 6 and self.spec is not None else None
+
+    def winners(self) -> list[int] | None:
+        """Seats sharing the highest total once the game is over, else None."""
+        if self.phase is not Phase.GAME_OVER:
+            return None
+        best = max(self.totals)
+        return [seat for seat, total in enumerate(self.totals) if total == best]
+
+    def forbidden_bid(self) -> int | None:
+        """The bid the current (last) bidder may not make, if any."""
+        if self.phase is not Phase.BIDDING or self.spec is None:
+            return None
+        return forbidden_last_bid(self.spec, self.bids_made, len(self.order))
+
+    def legal_bids(self) -> list[int]:
+        if self.phase is not Phase.BIDDING or self.spec is None:
+            return []
+        forbidden = self.forbidden_bid()
+        return [n for n in range(self.spec.cards + 1) if n != forbidden]
+
+    def legal_cards(self, seat: int | None = None) -> list[Card]:
+        if self.phase is not Phase.PLAYING or self.turn is None or (seat is not None and seat != self.turn):
+            return []
+        assert self.trump_suit is not None
+        return legal_plays(self.hands[self.turn], [p.card for p in self.trick], self.trump_suit)
+
+    def legal_actions(self, seat: int | None = None) -> list[Action]:
+        """What ``seat`` (default: whoever is to move) may do now; empty when it is not their turn."""
+        if self.turn is None or (seat is not None and seat != self.turn):
+            return []
+        if self.phase is Phase.BIDDING:
+            return [Bid(n) for n in self.legal_bids()]
+        if self.phase is Phase.CHOOSING_TRUMP:
+            return [ChooseTrump(s) for s in SUITS]
+        if self.phase is Phase.PLAYING:
+            return [Play(c) for c in self.legal_cards()]
+        return []
+
+    def is_legal(self, action: Action, seat: int | None = None) -> bool:
+        try:
+            self.check(action, seat)
+        except IllegalActionError:
+            return False
+        return True
+
+    def play_reasons(self, seat: int) -> dict[Card, IllegalPlayError]:
+        """For each card of ``seat``'s hand that may not be played now, why not."""
+        if self.trump_suit is None:
+            return {}
+        hand = self.hands[seat]
+        if self.phase is not Phase.PLAYING or self.turn != seat:
+            return {}
+        trick = [p.card for p in self.trick]
+        reasons: dict[Card, IllegalPlayError] = {}
+        for card in hand:
+            why = explain_illegal(card, hand, trick, self.trump_suit)
+            if why is not None:
+                reasons[card] = why
+        return reasons
+
+    # -- decisions ---------------------------------------------------------------------
+
+    def check(self, action: Action, seat: int | None = None) -> None:
+        """Raise an IllegalActionError (in words) unless ``seat`` may do ``action`` now."""
+        if self.turn is None:
+            raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
+        if seat is not None and seat != self.turn:
+            raise IllegalActionError("not_your_turn", "no es tu turno", "it is not your turn")
+        if isinstance(action, Bid):
+            self._check_bid(action)
+        elif isinstance(action, ChooseTrump):
+            if self.phase is not Phase.CHOOSING_TRUMP:
+                raise IllegalTrumpError("not_choosing_trump", "ahora no se elige triunfo",
+                                        "trump is not being chosen now")
+            if not isinstance(action.suit, Suit):
+                raise IllegalTrumpError("not_a_suit", "eso no es un palo", "that is not a suit")
+        elif isinstance(action, Play):
+            if self.phase is not Phase.PLAYING:
+                raise IllegalPlayError("not_playing", "ahora no se juegan cartas", "cards are not being played now")
+            assert self.trump_suit is not None
+            why = explain_illegal(action.card, self.hands[self.turn], [p.card for p in self.trick],
+                                  self.trump_suit)
+            if why is not None:
+                raise why
+        else:
+            raise IllegalActionError("unknown_action", "acción desconocida", "unknown action")
+
+    def _check_bid(self, action: Bid) -> None:
+        if self.phase is not Phase.BIDDING or self.spec is None:
+            raise IllegalBidError("not_bidding", "ahora no se canta", "bids are not being made now")
+        amount = action.amount
+        cards = self.spec.cards
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= cards:
+            raise IllegalBidError("bid_range", f"el pedido debe ser de 0 a {cards}",
+                                  f"the bid must be from 0 to {cards}")
+        if amount == self.forbidden_bid():
+            raise IllegalBidError(
+                "last_bidder",
+                f"eres el último en cantar: la suma de los pedidos no puede ser {cards}, no puedes pedir {amount}",
+                f"last bidder: the bids may not add up to {cards}, so you may not bid {amount}")
+
+    def apply(self, action: Action, seat: int | None = None) -> None:
+        """Check then apply ``action`` for ``seat`` (default: whoever is to move)."""
+        self.check(action, seat)
+        self.apply_unchecked(action)
+
+    def apply_unchecked(self, action: Action) -> None:
+        """Apply a legal action of the seat to move, without checking (for simulations)."""
+        if isinstance(action, Play):
+            self._play(action.card)
+        elif isinstance(action, Bid):
+            self._bid(action.amount)
+        else:
+            self._choose_trump(action.suit)
+
+    def _bid(self, amount: int) -> None:
+        seat = self.turn
+        assert seat is not None and self.spec is not None
+        self.bids[seat] = amount
+        self.bids_made.append(amount)
+        self.log[-1].bids.append(amount)
+        if len(self.bids_made) < len(self.order):
+            self.turn = self._next[seat]
+        elif self.spec.is_auction:
+            self.auction_winner = auction_winner(self.order, self.bids_made)
+            self.phase = Phase.CHOOSING_TRUMP
+            self.turn = self.auction_winner
+        else:
+            self.phase = Phase.PLAYING
+            self.turn = self.order[0]
+
+    def _choose_trump(self, suit: Suit) -> None:
+        self.trump_suit = suit
+        self.log[-1].trump_suit = suit
+        self.phase = Phase.PLAYING
+        self.turn = self.order[0]
+
+    def _play(self, card: Card) -> None:
+        seat = self.turn
+        assert seat is not None and self.trump_suit is not None
+        self.hands[seat].remove(card)
+        self.log[-1].plays.append(card)
+        self.trick.append(TrickPlay(seat, card))
+        if len(self.trick) < len(self.order):
+            self.turn = self._next[seat]
+            return
+        winner = self.trick[trick_winner([p.card for p in self.trick], self.trump_suit)].seat
+        self.tricks[winner] += 1
+        self.last_trick = tuple(self.trick)
+        self.last_trick_winner = winner
+        self.trick = []
+        self.turn = winner
+        if not self.hands[winner]:
+            self._finish_round()
+
+    def _finish_round(self) -> None:
+        spec = self.spec
+        assert spec is not None and self.trump_suit is not None
+        factor = multiplier(self.players, self.trump_card, self.trump_suit)
+        resting = self.resting
+        round_points = []
+        for seat in range(self.players):
+            if seat == resting:
+                round_points.append(RESTING_POINTS)
+            else:
+                bid = self.bids[seat]
+                assert bid is not None
+                round_points.append(factor * points(bid, self.tricks[seat]))
+        for seat, p in enumerate(round_points):
+            self.totals[seat] += p
+        self.results.append(RoundResult(
+            number=spec.number, phase=spec.phase, cards=spec.cards, dealer=self.dealer,
+            trump_suit=self.trump_suit, multiplier=factor, auction_winner=self.auction_winner,
+            bids=tuple(self.bids),
+            tricks=tuple(None if seat == resting else t for seat, t in enumerate(self.tricks)),
+            points=tuple(round_points),
+        ))
+        self.turn = None
+        self.phase = Phase.GAME_OVER if spec.number == len(self.schedule) else Phase.ROUND_OVER
+
+    def sorted_hand(self, seat: int) -> list[Card]:
+        return sort_hand(self.hands[seat])

@@ -1,0 +1,106 @@
+"""What one seat may see: the only thing a player (or a page rendered for one) is given.
+
+A seat view holds the seat's own hand, the trump card (turned, or in the 8-card subida
+round the last card dealt, which is shown to everyone), the bids, the cards on the
+table, the last trick, tricks won, scores, whose turn it is and the seat's own legal
+actions — and no other seat's unplayed card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .actions import Action
+from .cards import Card, Suit, sort_hand
+from .errors import IllegalPlayError
+from .schedule import RoundPhase
+from .state import GameState, Phase, RoundResult, TrickPlay
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    seat: int | None                 # None: a spectator
+    players: int
+    names: tuple[str, ...]
+    phase: Phase
+    number: int                      # round number from 1 (0 before the first deal)
+    rounds: int                      # rounds in the game
+    round_phase: RoundPhase | None
+    cards: int                       # cards per hand this round
+    dealer: int
+    resting: int | None
+    order: tuple[int, ...]           # seats holding cards, in bidding order
+    turn: int | None
+    hand: tuple[Card, ...]           # own hand, in display order
+    hand_sizes: tuple[int, ...]      # how many cards each seat still holds
+    trump_card: Card | None
+    trump_suit: Suit | None
+    multiplier: int | None
+    bids: tuple[int | None, ...]
+    forbidden_bid: int | None        # the last bidder's forbidden number, while bidding
+    auction_winner: int | None
+    trick: tuple[TrickPlay, ...]
+    last_trick: tuple[TrickPlay, ...]
+    last_trick_winner: int | None
+    tricks: tuple[int, ...]
+    totals: tuple[int, ...]
+    results: tuple[RoundResult, ...]
+    winners: tuple[int, ...] | None
+    legal: tuple[Action, ...]        # own legal actions, empty unless it is this seat's turn
+    reasons: dict[Card, IllegalPlayError]  # own cards that may not be played now, and why
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat is not None and self.turn == self.seat
+
+    def visible_cards(self) -> set[Card]:
+        """Every card this view shows (for secrecy checks)."""
+        shown = set(self.hand)
+        if self.trump_card is not None:
+            shown.add(self.trump_card)
+        shown.update(p.card for p in self.trick)
+        shown.update(p.card for p in self.last_trick)
+        return shown
+
+
+def seat_view(game: GameState, seat: int | None) -> SeatView:
+    """Everything ``seat`` may see of ``game`` (``None``: what a spectator may see)."""
+    from .rules import multiplier
+
+    playing = game.spec is not None
+    factor = None
+    if playing and game.trump_suit is not None:
+        factor = multiplier(game.players, game.trump_card, game.trump_suit)
+    mine = seat is not None and game.turn == seat
+    winners = game.winners()
+    return SeatView(
+        seat=seat,
+        players=game.players,
+        names=game.names,
+        phase=game.phase,
+        number=game.number,
+        rounds=len(game.schedule),
+        round_phase=game.spec.phase if game.spec else None,
+        cards=game.spec.cards if game.spec else 0,
+        dealer=game.dealer,
+        resting=game.resting,
+        order=game.order,
+        turn=game.turn,
+        hand=tuple(sort_hand(game.hands[seat])) if seat is not None else (),
+        hand_sizes=tuple(len(h) for h in game.hands),
+        trump_card=game.trump_card,
+        trump_suit=game.trump_suit,
+        multiplier=factor,
+        bids=tuple(game.bids),
+        forbidden_bid=game.forbidden_bid() if mine else None,
+        auction_winner=game.auction_winner,
+        trick=tuple(game.trick),
+        last_trick=game.last_trick,
+        last_trick_winner=game.last_trick_winner,
+        tricks=tuple(game.tricks),
+        totals=tuple(game.totals),
+        results=tuple(game.results),
+        winners=tuple(winners) if winners is not None else None,
+        legal=tuple(game.legal_actions(seat)) if mine else (),
+        reasons=game.play_reasons(seat) if mine and seat is not None else {},
+    )
