@@ -1,0 +1,111 @@
+"""A game state as plain JSON data, and back: how the server stores a live game in one row.
+
+The snapshot holds the whole state, hidden hands included: it is for the server's
+storage only, never for a player (players get ``view.seat_view``).  The game's random
+generator is not kept: a restored game is dealt with explicit seeds (``deal(seed=...)``).
+
+>>> from games.engine.state import GameState
+>>> game = GameState.new(5, seed=3)
+>>> restored = load(dump(game))
+>>> dump(restored) == dump(game)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cards import Card, Suit
+from .schedule import active_order, schedule
+from .state import GameState, Phase, RoundLog, RoundResult, TrickPlay
+from .schedule import RoundPhase
+
+VERSION = 1
+
+
+def _cards(cards: Any) -> list[str]:
+    return [str(c) for c in cards]
+
+
+def _parse(cards: list[str]) -> list[Card]:
+    return [Card.parse(c) for c in cards]
+
+
+def _opt_card(text: str | None) -> Card | None:
+    return None if text is None else Card.parse(text)
+
+
+def _opt_suit(text: str | None) -> Suit | None:
+    return None if text is None else Suit.parse(text)
+
+
+def dump(game: GameState) -> dict[str, Any]:
+    """Everything needed to go on with ``game``, as JSON-ready data."""
+    return {
+        "v": VERSION,
+        "names": list(game.names),
+        "first_dealer": game.first_dealer,
+        "phase": game.phase.value,
+        "number": game.number,
+        "hands": [_cards(h) for h in game.hands],
+        "trump_card": None if game.trump_card is None else str(game.trump_card),
+        "trump_suit": None if game.trump_suit is None else game.trump_suit.value,
+        "bids": list(game.bids),
+        "bids_made": list(game.bids_made),
+        "auction_winner": game.auction_winner,
+        "trick": [[p.seat, str(p.card)] for p in game.trick],
+        "last_trick": [[p.seat, str(p.card)] for p in game.last_trick],
+        "last_trick_winner": game.last_trick_winner,
+        "tricks": list(game.tricks),
+        "totals": list(game.totals),
+        "turn": game.turn,
+        "results": [r.as_json() for r in game.results],
+        "log": [
+            {"hands": [_cards(h) for h in r.hands],
+             "trump_card": None if r.trump_card is None else str(r.trump_card),
+             "bids": list(r.bids), "trump_suit": None if r.trump_suit is None else r.trump_suit.value,
+             "plays": _cards(r.plays), "seed": r.seed}
+            for r in game.log
+        ],
+    }
+
+
+def load(data: dict[str, Any]) -> GameState:
+    """The game a ``dump`` describes (ValueError if it is not one)."""
+    if data.get("v") != VERSION:
+        raise ValueError(f"unknown snapshot version {data.get('v')!r}")
+    game = GameState(list(data["names"]), int(data["first_dealer"]))
+    game.phase = Phase(data["phase"])
+    game.number = int(data["number"])
+    if game.number:
+        game.spec = schedule(game.players)[game.number - 1]
+        game.dealer = (game.first_dealer + game.number - 1) % game.players
+        game.order = active_order(game.dealer, game.players)
+        game._next = {seat: game.order[(i + 1) % len(game.order)] for i, seat in enumerate(game.order)}
+    game.hands = [_parse(h) for h in data["hands"]]
+    game.trump_card = _opt_card(data["trump_card"])
+    game.trump_suit = _opt_suit(data["trump_suit"])
+    game.bids = list(data["bids"])
+    game.bids_made = list(data["bids_made"])
+    game.auction_winner = data["auction_winner"]
+    game.trick = [TrickPlay(seat, Card.parse(card)) for seat, card in data["trick"]]
+    game.last_trick = tuple(TrickPlay(seat, Card.parse(card)) for seat, card in data["last_trick"])
+    game.last_trick_winner = data["last_trick_winner"]
+    game.tricks = list(data["tricks"])
+    game.totals = list(data["totals"])
+    game.turn = data["turn"]
+    game.results = [
+        RoundResult(
+            number=r["number"], phase=RoundPhase(r["phase"]), cards=r["cards"], dealer=r["dealer"],
+            trump_suit=Suit.parse(r["trump_suit"]), multiplier=r["multiplier"],
+            auction_winner=r["auction_winner"], bids=tuple(r["bids"]), tricks=tuple(r["tricks"]),
+            points=tuple(r["points"]),
+        )
+        for r in data["results"]
+    ]
+    game.log = [
+        RoundLog(tuple(tuple(_parse(h)) for h in r["hands"]), _opt_card(r["trump_card"]), list(r["bids"]),
+                 _opt_suit(r["trump_suit"]), _parse(r["plays"]), r.get("seed"))
+        for r in data["log"]
+    ]
+    return game
