@@ -1,4 +1,7 @@
-from django.urls import URLPattern
+from django.urls import path
 
-# WebSocket routes (the table consumers) are added here; asgi.py mounts this list.
-websocket_urlpatterns: list[URLPattern] = []
+from games.consumers import TableConsumer
+
+websocket_urlpatterns = [
+    path("ws/mesa/<int:table_id>/", TableConsumer.as_asgi()),
+]

@@ -2,6 +2,13 @@ from django.urls import path
 
 from . import views
 
+app_name = "games"
+
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("jugar/", views.quick_play, name="quick_play"),
+    path("mesas/nueva/", views.create_table, name="create_table"),
+    path("mesas/abiertas/", views.lobby_tables, name="open_tables"),
+    path("mesa/<int:table_id>/", views.table_page, name="table"),
+    path("mesa/<int:table_id>/sentarse/", views.take_seat, name="take_seat"),
+    path("mesa/<int:table_id>/partida.json", views.record_download, name="record"),
 ]

@@ -43,6 +43,9 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
             "timeout": 20,
             "transaction_mode": "IMMEDIATE",
         }
+        # Tests run the server's threads against a file, where SQLite's busy timeout applies
+        # (a shared in-memory database fails at once with "table is locked" instead).
+        database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
     else:
         # Persistent connections are mandatory under load: opening one per query collapses the server.
         database = dict(dj_database_url.parse(url, conn_max_age=600, conn_health_checks=True))
@@ -180,3 +183,8 @@ STORAGES = {
 POCHA_BOT_DELAY = float(ENV.get("POCHA_BOT_DELAY", "1.0"))
 # Seconds a quick-play table waits for people before bots fill the empty seats.
 POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
+
+# The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.
+CELERY_BEAT_SCHEDULE = {
+    "pocha-sweep-due": {"task": "games.tasks.sweep_due", "schedule": 2.0},
+}

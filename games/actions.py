@@ -1,0 +1,374 @@
+"""Every write to a table goes through here.
+
+Each ``do_*`` function is one transaction: lock the table row, check with the engine,
+write the rows, bump ``seq`` with a compare-and-set, and — only once committed — tell the
+table's group that ``seq`` changed and arm whatever is due next (a bot's move, filling a
+quick table).  Bad input raises ``ActionError`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import override
+
+from games import push, timers
+from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, default_action
+from games.engine.snapshot import dump, load
+from games.models import Bid as BidRow
+from games.models import Play as PlayRow
+from games.models import Round, Seat, Table, Trick
+
+BOT_NAMES = ["Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro", "Rocío", "Pepe"]
+
+User = AbstractBaseUser | AnonymousUser
+
+
+class ActionError(Exception):
+    """Why a request was refused.  Nothing was changed.  ``resync``: the sender's page is stale."""
+
+    def __init__(self, code: str, message: Any = None, *, es: str | None = None, en: str | None = None,
+                 resync: bool = False) -> None:
+        super().__init__(code)
+        self.code = code
+        self._message = message
+        self._es = es
+        self._en = en
+        self.resync = resync
+
+    @classmethod
+    def from_engine(cls, error: PochaError) -> ActionError:
+        return cls(error.rule, es=error.es, en=error.en)
+
+    def message(self, language: str = "es") -> str:
+        if self._es is not None and self._en is not None:
+            return self._es if language.startswith("es") else self._en
+        with override(language):
+            return str(self._message)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message('en')}"
+
+
+@dataclass(frozen=True)
+class Changed:
+    table_id: int
+    seq: int
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _lock(table_id: int) -> Table:
+    try:
+        return Table.objects.select_for_update().get(pk=table_id)
+    except (Table.DoesNotExist, ValueError, TypeError):
+        raise ActionError("unknown_table", _("Esa mesa no existe.")) from None
+
+
+def _check_seq(table: Table, seq: int | None) -> None:
+    if seq is not None and seq != table.seq:
+        raise ActionError("stale", _("Tu pantalla no estaba al día: la mesa ha cambiado. Mira de nuevo."),
+                          resync=True)
+
+
+def _user_seat(table: Table, user: User) -> Seat:
+    if not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    seat = Seat.objects.filter(table=table, user_id=user.pk).first()
+    if seat is None:
+        raise ActionError("not_seated", _("No estás sentado en esta mesa."))
+    return seat
+
+
+def _commit(table: Table, old_seq: int, **fields: Any) -> Changed:
+    """Save ``fields`` and bump ``seq`` if nobody else did; schedule the push after commit."""
+    fields["seq"] = old_seq + 1
+    fields["due_at"] = _due_at(table, fields)
+    updated = Table.objects.filter(pk=table.pk, seq=old_seq).update(**fields)
+    if updated != 1:  # cannot happen under the row lock; refuse rather than lose a move
+        raise ActionError("stale", _("La mesa ha cambiado mientras jugabas."), resync=True)
+    for name, value in fields.items():
+        setattr(table, name, value)
+    changed = Changed(table.pk, old_seq + 1)
+    due = table.due_at
+    transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq))
+    if due is not None:
+        transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due))
+    return changed
+
+
+def _due_at(table: Table, fields: dict[str, Any]) -> datetime | None:
+    """When the table's next automatic step is due, after this change."""
+    status = fields.get("status", table.status)
+    now = timezone.now()
+    if status == Table.Status.WAITING:
+        return fields.get("fill_at", table.fill_at)
+    if status != Table.Status.PLAYING:
+        return None
+    turn = fields.get("turn_seat", table.turn_seat)
+    if turn is None:
+        return None
+    if Seat.objects.filter(table_id=table.pk, position=turn, is_bot=True).exists():
+        return now + timedelta(seconds=settings.POCHA_BOT_DELAY)
+    return None
+
+
+def _state_fields(game: GameState) -> dict[str, Any]:
+    return {
+        "state": dump(game),
+        "phase": game.phase.value,
+        "round_number": game.number,
+        "turn_seat": game.turn,
+    }
+
+
+# -- tables and seats ----------------------------------------------------------------------
+
+
+def do_create_table(user: User, size: int, *, public: bool = True, quick: bool = False) -> Table:
+    if not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    if size not in (3, 4, 5, 6):
+        raise ActionError("size", _("Una mesa es de 3 a 6 jugadores."))
+    with transaction.atomic():
+        table = Table.objects.create(
+            size=size, is_public=public, is_quick=quick, created_by_id=user.pk,
+            fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
+        )
+        Seat.objects.create(table=table, position=0, user_id=user.pk, name=user.get_username())
+        _commit(table, table.seq)
+    return table
+
+
+def do_quick_play(user: User, size: int) -> Table:
+    """"Jugar ya": a seat at a waiting public quick table of ``size``, or a new one."""
+    if not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    if size not in (3, 4, 5, 6):
+        raise ActionError("size", _("Una mesa es de 3 a 6 jugadores."))
+    mine = (Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING], seats__user_id=user.pk)
+            .order_by("-created_at").first())
+    if mine is not None:
+        return mine  # one live table at a time: go back to it
+    candidates = (Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size)
+                  .order_by("created_at").values_list("pk", flat=True)[:5])
+    for table_id in candidates:
+        try:
+            do_take_seat(table_id, user)
+        except ActionError:
+            continue
+        return Table.objects.get(pk=table_id)
+    return do_create_table(user, size, public=True, quick=True)
+
+
+def do_take_seat(table_id: int, user: User, seq: int | None = None) -> Changed:
+    if not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    with transaction.atomic():
+        table = _lock(table_id)
+        _check_seq(table, seq)
+        if table.status != Table.Status.WAITING:
+            raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+        seats = list(Seat.objects.filter(table=table))
+        if any(s.user_id == user.pk for s in seats):
+            raise ActionError("already_seated", _("Ya estás sentado en esta mesa."))
+        taken = {s.position for s in seats}
+        free = [p for p in range(table.size) if p not in taken]
+        if not free:
+            raise ActionError("full", _("La mesa está completa."))
+        try:
+            with transaction.atomic():
+                Seat.objects.create(table=table, position=free[0], user_id=user.pk, name=user.get_username())
+        except IntegrityError:
+            raise ActionError("already_seated", _("Ya estás sentado en esta mesa.")) from None
+        if len(free) == 1:
+            return _start(table, seats + [Seat(position=free[0])])
+        return _commit(table, table.seq)
+
+
+def do_leave_seat(table_id: int, user: User, seq: int | None = None) -> Changed:
+    with transaction.atomic():
+        table = _lock(table_id)
+        _check_seq(table, seq)
+        seat = _user_seat(table, user)
+        if table.status != Table.Status.WAITING:
+            raise ActionError("started", _("La partida ya ha empezado: no puedes levantarte."))
+        seat.delete()
+        if not Seat.objects.filter(table=table, is_bot=False).exists():
+            return _commit(table, table.seq, status=Table.Status.CANCELLED, fill_at=None)
+        return _commit(table, table.seq)
+
+
+def do_start(table_id: int, user: User, seq: int | None = None) -> Changed:
+    """Start now: bots take the empty seats."""
+    with transaction.atomic():
+        table = _lock(table_id)
+        _check_seq(table, seq)
+        _user_seat(table, user)
+        if table.status != Table.Status.WAITING:
+            raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+        return _start(table, list(Seat.objects.filter(table=table)))
+
+
+def _start(table: Table, seats: list[Seat]) -> Changed:
+    taken = {s.position for s in seats}
+    names = [n for n in BOT_NAMES]
+    random.shuffle(names)
+    for position in range(table.size):
+        if position not in taken:
+            Seat.objects.create(table=table, position=position, is_bot=True, name=f"Bot {names.pop()}")
+    by_position = {s.position: s.name for s in Seat.objects.filter(table=table)}
+    seed = secrets.randbits(62)
+    rng = random.Random(seed)
+    first_dealer = rng.randrange(table.size)
+    game = GameState([by_position[p] for p in range(table.size)], first_dealer)
+    _deal(table, game)
+    return _commit(table, table.seq, status=Table.Status.PLAYING, started_at=timezone.now(), fill_at=None,
+                   seed=seed, first_dealer=first_dealer, **_state_fields(game))
+
+
+def _deal(table: Table, game: GameState) -> Round:
+    seed = secrets.randbits(62)
+    the_deal = game.deal(seed=seed)
+    return Round.objects.create(
+        table=table, number=game.number, dealer=game.dealer, seed=seed,
+        hands=[[str(c) for c in hand] for hand in the_deal.hands],
+        trump_card=None if the_deal.trump_card is None else str(the_deal.trump_card),
+    )
+
+
+# -- the game ------------------------------------------------------------------------------
+
+
+def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Changed:
+    """A person's bid, trump choice or card."""
+    with transaction.atomic():
+        table = _lock(table_id)
+        seat = _user_seat(table, user)
+        _check_seq(table, seq)
+        if table.status != Table.Status.PLAYING:
+            raise ActionError("not_playing", _("La partida no está en juego."))
+        return _apply(table, seat.position, action)
+
+
+def do_due(table_id: int, seq: int) -> Changed | None:
+    """Whatever is due at (table, seq): fill a quick table, or play a bot's turn.
+
+    Idempotent: a duplicate or late call (the table moved on) does nothing.
+    """
+    with transaction.atomic():
+        try:
+            table = _lock(table_id)
+        except ActionError:
+            return None
+        if table.seq != seq or table.due_at is None or table.due_at > timezone.now():
+            return None
+        if table.status == Table.Status.WAITING:
+            return _start(table, list(Seat.objects.filter(table=table)))
+        if table.status != Table.Status.PLAYING or table.turn_seat is None:
+            return None
+        seat = Seat.objects.get(table=table, position=table.turn_seat)
+        if not seat.is_bot:
+            return None
+        game = load(table.state)
+        return _apply(table, seat.position, default_action(game), game=game, by_bot=True)
+
+
+def _apply(table: Table, position: int, action: Action, *, game: GameState | None = None,
+           by_bot: bool = False, by_clock: bool = False) -> Changed:
+    if game is None:
+        game = load(table.state)
+    try:
+        game.check(action, position)
+    except PochaError as error:
+        raise ActionError.from_engine(error) from None
+    round_row = Round.objects.get(table=table, number=game.number)
+    if isinstance(action, Bid):
+        BidRow.objects.create(round=round_row, index=len(game.bids_made), seat=position, amount=action.amount,
+                              by_bot=by_bot, by_clock=by_clock)
+        game.apply_unchecked(action)
+        if game.auction_winner is not None and game.phase is Phase.CHOOSING_TRUMP:
+            round_row.auction_winner = game.auction_winner
+            round_row.save(update_fields=["auction_winner"])
+    elif isinstance(action, ChooseTrump):
+        game.apply_unchecked(action)
+        round_row.trump_suit = action.suit.value
+        round_row.trump_by_clock = by_clock
+        round_row.save(update_fields=["trump_suit", "trump_by_clock"])
+    else:
+        _record_play(round_row, game, position, action, by_bot=by_bot, by_clock=by_clock)
+    fields = {}
+    if game.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
+        round_row.points = list(game.results[-1].points)
+        round_row.save(update_fields=["points"])
+        if game.phase is Phase.ROUND_OVER:
+            _deal(table, game)  # the next round starts at once; its page still shows the last result
+        else:
+            fields.update(status=Table.Status.FINISHED, finished_at=timezone.now())
+    return _commit(table, table.seq, **_state_fields(game), **fields)
+
+
+def _record_play(round_row: Round, game: GameState, position: int, action: Play, *,
+                 by_bot: bool, by_clock: bool) -> None:
+    index = len(game.log[-1].plays)
+    trick_number = index // len(game.order) + 1
+    if not game.trick:
+        trick = Trick.objects.create(round=round_row, number=trick_number, leader=position)
+    else:
+        trick = Trick.objects.get(round=round_row, number=trick_number)
+    PlayRow.objects.create(round=round_row, trick=trick, index=index, seat=position, card=str(action.card),
+                           by_bot=by_bot, by_clock=by_clock)
+    game.apply_unchecked(action)
+    if not game.trick:  # the trick is complete
+        trick.winner = game.last_trick_winner
+        trick.save(update_fields=["winner"])
+
+
+def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]:
+    """The (verb, engine action, seq) a socket frame or form asks for; ActionError if malformed."""
+    from games.engine import Card, Suit
+
+    if not isinstance(data, dict):
+        raise ActionError("malformed", _("Mensaje no válido."))
+    verb = data.get("action")
+    raw_seq = data.get("seq")
+    seq: int | None = None
+    if raw_seq is not None and raw_seq != "":
+        try:
+            seq = int(raw_seq)
+        except (TypeError, ValueError):
+            raise ActionError("malformed", _("Mensaje no válido.")) from None
+    value = data.get("value")
+    if verb in ("start", "leave", "sit", "resync"):
+        return verb, None, seq
+    if seq is None:
+        raise ActionError("malformed", _("Mensaje no válido."))
+    try:
+        if verb == "bid":
+            if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).isdigit():
+                raise ValueError
+            return verb, Bid(int(value)), seq
+        if verb == "trump":
+            return verb, ChooseTrump(Suit.parse(str(value))), seq
+        if verb == "play":
+            return verb, Play(Card.parse(str(value))), seq
+    except ValueError:
+        raise ActionError("malformed_value", _("Esa jugada no existe.")) from None
+    raise ActionError("unknown_action", _("Acción desconocida."))
+
+
+ACTIONS_BY_VERB: dict[str, Callable[..., Changed]] = {
+    "start": do_start,
+    "leave": do_leave_seat,
+    "sit": do_take_seat,
+}

@@ -1,0 +1,25 @@
+"""Group names and the events sent over the channel layer (small typed events; HTML is rendered per viewer)."""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+log = logging.getLogger(__name__)
+
+
+def table_group(table_id: int) -> str:
+    return f"table-{table_id}"
+
+
+def table_changed(table_id: int, seq: int) -> None:
+    """Tell everyone watching the table that it is now at ``seq`` (call after commit)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(table_group(table_id), {"type": "table.changed", "seq": seq})
+    except Exception:  # a failed push must not undo a committed move; clients resync on reconnect
+        log.exception("push of table %s seq %s failed", table_id, seq)

@@ -1,0 +1,171 @@
+"""Read paths: a table's engine state, and one viewer's view of it as template context.
+
+Nothing here renders from the full game state: the context is built from the engine's
+seat view, so a card that is not the viewer's cannot reach their page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import override
+
+from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
+from games.engine.cards import SUITS
+from games.engine.snapshot import load
+from games.models import Seat, Table
+
+SUIT_SYMBOLS = {Suit.OROS: "✹", Suit.COPAS: "♥", Suit.ESPADAS: "⚔", Suit.BASTOS: "♣"}
+RANK_LABELS = {1: "1", 10: "10", 11: "11", 12: "12"}
+
+
+def game_state(table: Table) -> GameState | None:
+    return load(table.state) if table.state else None
+
+
+def card_name(card: Card, language: str) -> str:
+    return card.name_es if language.startswith("es") else card.name_en
+
+
+def suit_name(suit: Suit, language: str) -> str:
+    return suit.name_es if language.startswith("es") else suit.name_en
+
+
+def card_ctx(card: Card, language: str) -> dict[str, Any]:
+    return {"code": str(card), "rank": card.rank, "suit": card.suit.value, "symbol": SUIT_SYMBOLS[card.suit],
+            "name": card_name(card, language)}
+
+
+@dataclass
+class Viewer:
+    user_id: int | None
+    language: str
+
+
+def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, Any]:
+    """Everything the table page shows this viewer, and nothing it must not."""
+    lang = viewer.language
+    my_seat = next((s for s in seats if viewer.user_id is not None and s.user_id == viewer.user_id), None)
+    by_pos = {s.position: s for s in seats}
+    ctx: dict[str, Any] = {
+        "table": table, "seq": table.seq, "my_seat": my_seat, "lang": lang,
+        "status": table.status, "size": table.size,
+    }
+    game = game_state(table)
+    if game is None:
+        ctx["seats"] = [
+            {"position": p, "name": by_pos[p].name if p in by_pos else None,
+             "is_bot": by_pos[p].is_bot if p in by_pos else False,
+             "is_me": my_seat is not None and my_seat.position == p}
+            for p in range(table.size)
+        ]
+        ctx["fill_in"] = (max(0, int((table.fill_at - timezone.now()).total_seconds()))
+                          if table.fill_at and table.status == Table.Status.WAITING else None)
+        return ctx
+    view = seat_view(game, my_seat.position if my_seat else None)
+    ctx["view"] = view
+    ctx.update(_game_context(view, by_pos, lang))
+    return ctx
+
+
+def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[str, Any]:
+    def name(seat: int | None) -> str:
+        return by_pos[seat].name if seat is not None and seat in by_pos else "—"
+
+    players = []
+    for p in range(view.players):
+        players.append({
+            "position": p, "name": name(p), "is_bot": by_pos[p].is_bot if p in by_pos else False,
+            "is_me": view.seat == p, "is_dealer": view.dealer == p, "is_resting": view.resting == p,
+            "is_turn": view.turn == p, "bid": view.bids[p], "tricks": view.tricks[p] if view.resting != p else None,
+            "total": view.totals[p], "hand_size": view.hand_sizes[p],
+        })
+    legal = set(view.legal)
+    hand = []
+    for card in view.hand:
+        why = view.reasons.get(card)
+        hand.append({**card_ctx(card, lang), "playable": Play(card) in legal,
+                     "reason": why.message(lang) if why is not None else ""})
+    bidding = view.phase is Phase.BIDDING and view.my_turn
+    bid_options = []
+    if bidding:
+        for n in range(view.cards + 1):
+            allowed = Bid(n) in legal
+            reason = ""
+            if not allowed and n == view.forbidden_bid:
+                reason = _("Eres el último en cantar: la suma de los pedidos no puede ser %(n)s.") % {"n": view.cards}
+            bid_options.append({"n": n, "allowed": allowed, "reason": reason})
+    trump_options = []
+    if view.phase is Phase.CHOOSING_TRUMP and view.my_turn:
+        trump_options = [{"code": s.value, "name": suit_name(s, lang), "symbol": SUIT_SYMBOLS[s]}
+                         for s in SUITS if ChooseTrump(s) in legal]
+    trick = [{"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang)} for p in view.trick]
+    last_trick = [{"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang),
+                   "won": p.seat == view.last_trick_winner} for p in view.last_trick]
+    results = []
+    for r in view.results:
+        results.append({
+            "number": r.number, "phase": r.phase.value, "cards": r.cards, "multiplier": r.multiplier,
+            "trump": suit_name(r.trump_suit, lang), "symbol": SUIT_SYMBOLS[r.trump_suit],
+            "rows": [{"name": name(p), "bid": r.bids[p], "tricks": r.tricks[p], "points": r.points[p]}
+                     for p in range(view.players)],
+            "points": list(r.points),
+        })
+    ranking = []
+    if view.winners is not None:
+        order = sorted(range(view.players), key=lambda p: (-view.totals[p], p))
+        place = 0
+        previous = None
+        for i, p in enumerate(order):
+            if view.totals[p] != previous:
+                place = i + 1
+                previous = view.totals[p]
+            ranking.append({"place": place, "name": name(p), "total": view.totals[p], "winner": p in view.winners})
+    round_phase_names = {"subida": _("subida"), "subasta": _("subasta"), "bajada": _("bajada")}
+    return {
+        "players": players,
+        "hand": hand,
+        "bid_options": bid_options,
+        "trump_options": trump_options,
+        "trick": trick,
+        "last_trick": last_trick,
+        "last_trick_winner": name(view.last_trick_winner) if view.last_trick_winner is not None else None,
+        "results": results,
+        "last_result": results[-1] if results and not view.trick and view.phase is not Phase.PLAYING
+        or results and not any(b is not None for b in view.bids) else None,
+        "ranking": ranking,
+        "trump_card": card_ctx(view.trump_card, lang) if view.trump_card else None,
+        "trump_suit": {"name": suit_name(view.trump_suit, lang), "symbol": SUIT_SYMBOLS[view.trump_suit],
+                       "code": view.trump_suit.value} if view.trump_suit else None,
+        "multiplier": view.multiplier,
+        "round_phase": round_phase_names.get(view.round_phase.value, "") if view.round_phase else "",
+        "turn_name": name(view.turn) if view.turn is not None else None,
+        "my_turn": view.my_turn,
+        "auction_winner": name(view.auction_winner) if view.auction_winner is not None else None,
+        "playing": view.phase is Phase.PLAYING,
+        "bidding": view.phase is Phase.BIDDING,
+        "choosing": view.phase is Phase.CHOOSING_TRUMP,
+        "over": view.phase is Phase.GAME_OVER,
+    }
+
+
+def render_board(table_id: int, user_id: int | None, language: str) -> tuple[int, str] | None:
+    """This viewer's board fragments at the table's current seq, or None if the table is gone."""
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        return None
+    seats = list(Seat.objects.filter(table_id=table_id))
+    with override(language):
+        ctx = board_context(table, seats, Viewer(user_id, language))
+        ctx["oob"] = True
+        html = render_to_string("games/_board.html", ctx)
+    return table.seq, html
+
+
+def render_flash(message: str, seq: int | None, language: str) -> str:
+    with override(language):
+        return render_to_string("games/_flash.html", {"message": message, "seq": seq, "oob": True})

@@ -1,0 +1,38 @@
+// The table page: ignore fragments older than what is shown (pushes can arrive out of order
+// across processes), show the connection state, and count down visible timers.
+(function () {
+  "use strict";
+  var root = document.getElementById("table-root");
+  if (!root) return;
+  var shown = parseInt(root.dataset.seq || "0", 10);
+  var seqPattern = /data-board-seq="(\d+)"/;
+
+  document.body.addEventListener("htmx:wsBeforeMessage", function (event) {
+    var match = seqPattern.exec(event.detail.message || "");
+    if (!match) return; // errors and other messages always apply
+    var seq = parseInt(match[1], 10);
+    if (seq < shown) { event.preventDefault(); return; }
+    shown = seq;
+    root.dataset.seq = String(seq);
+  });
+  function connection(text, state) {
+    var el = document.getElementById("connection");
+    if (el) { el.textContent = text; el.dataset.state = state; }
+  }
+  var lang = document.documentElement.lang || "es";
+  var es = lang.indexOf("es") === 0;
+  document.body.addEventListener("htmx:wsOpen", function () { connection("", "open"); });
+  document.body.addEventListener("htmx:wsClose", function () {
+    connection(es ? "Conexión perdida: reconectando…" : "Connection lost: reconnecting…", "closed");
+  });
+  setInterval(function () {
+    document.querySelectorAll("[data-countdown]").forEach(function (el) {
+      var left = parseInt(el.dataset.countdown, 10);
+      if (left > 0) {
+        left -= 1;
+        el.dataset.countdown = String(left);
+        el.textContent = el.textContent.replace(/\d+(?=\s*s\b)/, String(left));
+      }
+    });
+  }, 1000);
+})();
