@@ -15,7 +15,8 @@ True
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, Iterable
+from types import MappingProxyType
+from typing import ClassVar, Iterable, Mapping
 
 RANKS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
 #: Strongest first, within any suit.
@@ -138,6 +139,14 @@ class Card:
     def __hash__(self) -> int:
         return self.index
 
+    def __eq__(self, other: object) -> bool:
+        # Cards are interned, so equal means identical.  Spelled out because a class with
+        # ``__lt__`` otherwise compares through a much slower generic path, and every card
+        # played is looked up in (and removed from) a hand.
+        if other.__class__ is Card:
+            return self is other
+        return NotImplemented
+
     def __lt__(self, other: Card) -> bool:
         """Display order: by suit (oros, copas, espadas, bastos), then strength descending."""
         return _sort_key(self) < _sort_key(other)
@@ -165,6 +174,9 @@ for _si, _suit in enumerate(SUITS):
         _card = Card._make(_rank, _suit, _si * 10 + _ri)
         Card._table[(_rank, _suit)] = _card
         Card._by_text[str(_card)] = _card
+
+#: Every card by its notation (``"12b"``): ``Card.parse`` as a plain lookup, for hot loops.
+CARDS_BY_TEXT: Mapping[str, Card] = MappingProxyType(Card._by_text)
 
 #: All forty cards, in index order.
 ALL_CARDS: tuple[Card, ...] = tuple(sorted(Card._table.values(), key=lambda c: c.index))

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .actions import Bid, ChooseTrump, Play
-from .cards import Card, Suit
+from .actions import Bid, ChooseTrump
+from .cards import CARDS_BY_TEXT, Card, Suit
 from .errors import PochaError
 from .schedule import MAX_PLAYERS, MIN_PLAYERS
 from .state import GameState, Phase
@@ -114,7 +114,10 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
     hands_raw = entry.get("hands")
     if not isinstance(hands_raw, list) or not all(isinstance(h, list) for h in hands_raw):
         raise RecordError(number, "deal", 0, "hands must be a list of lists of cards")
-    hands = [[_card(c, number, "deal", 0) for c in hand] for hand in hands_raw]
+    try:
+        hands = [[CARDS_BY_TEXT[c] for c in hand] for hand in hands_raw]
+    except (KeyError, TypeError):  # name the culprit
+        hands = [[_card(c, number, "deal", 0) for c in hand] for hand in hands_raw]
     trump_raw = entry.get("trump_card")
     trump_card = None if trump_raw is None else _card(trump_raw, number, "deal", 0)
     try:
@@ -155,18 +158,22 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
     if not isinstance(plays, list):
         raise RecordError(number, "play", 0, "plays must be a list")
     total = spec.cards * bidders
-    for index, text in enumerate(plays):
-        if index >= total:
-            raise RecordError(number, "play", index, f"the round has only {total} plays")
-        card = _card(text, number, "play", index)
-        seat = game.turn
-        assert seat is not None
-        if card not in game.hands[seat]:
-            raise RecordError(number, "play", index, f"{card} is not in {game.names[seat]}'s hand (seat {seat})")
+    for index in range(min(len(plays), total)):  # the hot loop: keep it lean
+        text = plays[index]
         try:
-            game.apply(Play(card))
+            card = CARDS_BY_TEXT[text]
+        except (KeyError, TypeError):
+            raise RecordError(number, "play", index, f"not a card: {text!r}") from None
+        try:
+            game.play(card)
         except PochaError as error:
+            seat = game.turn  # the card was refused, so still the player's turn
+            if error.rule == "not_in_hand" and seat is not None:
+                raise RecordError(number, "play", index,
+                                  f"{card} is not in {game.names[seat]}'s hand (seat {seat})") from None
             raise RecordError(number, "play", index, error.en) from None
+    if len(plays) > total:
+        raise RecordError(number, "play", total, f"the round has only {total} plays")
     if len(plays) < total:
         raise RecordError(number, "play", len(plays), f"round incomplete: {total} plays expected, {len(plays)} given")
 

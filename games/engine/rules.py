@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from .cards import Card, Suit, deck_for
@@ -95,15 +96,58 @@ def legal_plays(hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> lis
     return list(hand)
 
 
+def may_play(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> bool:
+    """``card in legal_plays(hand, trick, trump)`` for a ``card`` of ``hand``, without building the list.
+
+    Replaying and checking call this once per card played, so it scans instead of allocating.
+    """
+    if not trick:
+        return True
+    led = trick[0].suit
+    suit = card.suit
+    if suit is led:
+        top = 0
+        for c in trick:
+            if c.suit is led:
+                if c.strength > top:
+                    top = c.strength
+            elif c.suit is trump:
+                return True  # someone fallado: any card of the led suit will do
+        if card.strength > top:
+            return True
+        for c in hand:
+            if c.suit is led and c.strength > top:
+                return False  # could montar and did not
+        return True
+    for c in hand:
+        if c.suit is led:
+            return False  # could asistir and did not
+    if suit is trump:
+        top = 0
+        for c in trick:
+            if c.suit is trump and c.strength > top:
+                top = c.strength
+        if card.strength > top:
+            return True
+        for c in hand:
+            if c.suit is trump and c.strength > top:
+                return False  # could contrafallar and did not
+        return True
+    for c in hand:
+        if c.suit is trump:
+            return False  # could fallar and did not
+    return True
+
+
 def explain_illegal(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> IllegalPlayError | None:
     """Why ``card`` may not be played now (an error to raise or show), or None if it may."""
     if card not in hand:
         return IllegalPlayError(
             "not_in_hand", f"no tienes el {card.name_es} ({card})", f"{card} is not in your hand"
         )
-    legal = legal_plays(hand, trick, trump)
-    if card in legal:
+    if may_play(card, hand, trick, trump):
         return None
+    legal = legal_plays(hand, trick, trump)
     listed = " ".join(str(c) for c in legal)
     led = trick[0].suit
     if legal[0].suit is led:
@@ -168,15 +212,21 @@ def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> Deal
     return Deal(tuple(tuple(h) for h in hands), trump_card)
 
 
+@lru_cache(maxsize=None)
+def _deck_mask(players: int) -> int:
+    """The table's deck as a bit set of card indices (checking a deal tests every card dealt)."""
+    return sum(1 << card.index for card in deck_for(players))
+
+
 def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Sequence[Card]],
                trump_card: Card | None) -> None:
     """Raise IllegalDealError unless these hands and trump card can come from a deal of ``spec``."""
     if len(hands) != players:
         raise IllegalDealError("hands", f"hacen falta {players} manos, hay {len(hands)}",
                                f"expected {players} hands, got {len(hands)}")
-    deck = frozenset(deck_for(players))
+    in_deck = _deck_mask(players)
     active = active_order(dealer, players)
-    seen: set[Card] = set()
+    seen = 0  # bit ``card.index`` set for each card dealt so far
     for seat, hand in enumerate(hands):
         want = spec.cards if seat in active else 0
         if len(hand) != want:
@@ -184,12 +234,13 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
                 "hand_size", f"el asiento {seat} debe tener {want} cartas, tiene {len(hand)}",
                 f"seat {seat} must hold {want} cards, holds {len(hand)}")
         for card in hand:
-            if card not in deck:
+            bit = 1 << card.index
+            if not in_deck & bit:
                 raise IllegalDealError("not_in_deck", f"{card} no está en la baraja de {players}",
                                        f"{card} is not in the {players}-player deck")
-            if card in seen:
+            if seen & bit:
                 raise IllegalDealError("duplicate", f"{card} está repartida dos veces", f"{card} is dealt twice")
-            seen.add(card)
+            seen |= bit
     if spec.is_auction:
         if trump_card is not None:
             raise IllegalDealError("auction_trump_card", "en las subastas no se pinta triunfo",
@@ -197,7 +248,7 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
         return
     if trump_card is None:
         raise IllegalDealError("no_trump_card", "falta la carta de triunfo", "the trump card is missing")
-    if trump_card not in deck:
+    if not in_deck & (1 << trump_card.index):
         raise IllegalDealError("not_in_deck", f"{trump_card} no está en la baraja de {players}",
                                f"{trump_card} is not in the {players}-player deck")
     if spec.trump_is_last_dealt:
@@ -206,7 +257,7 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
             raise IllegalDealError(
                 "last_dealt", f"el triunfo ({trump_card}) debe ser la última carta repartida, del asiento {receiver}",
                 f"the trump card ({trump_card}) must be the last card dealt, in seat {receiver}'s hand")
-    elif trump_card in seen:
+    elif seen & (1 << trump_card.index):
         raise IllegalDealError("trump_in_hand", f"la carta de triunfo {trump_card} está en una mano",
                                f"the turned trump card {trump_card} is in a hand")
 

@@ -285,7 +285,9 @@ class GameState:
             raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
         if seat is not None and seat != self.turn:
             raise IllegalActionError("not_your_turn", "no es tu turno", "it is not your turn")
-        if isinstance(action, Bid):
+        if isinstance(action, Play):  # the commonest action first
+            self._check_play(action.card)
+        elif isinstance(action, Bid):
             self._check_bid(action)
         elif isinstance(action, ChooseTrump):
             if self.phase is not Phase.CHOOSING_TRUMP:
@@ -293,16 +295,16 @@ class GameState:
                                         "trump is not being chosen now")
             if not isinstance(action.suit, Suit):
                 raise IllegalTrumpError("not_a_suit", "eso no es un palo", "that is not a suit")
-        elif isinstance(action, Play):
-            if self.phase is not Phase.PLAYING:
-                raise IllegalPlayError("not_playing", "ahora no se juegan cartas", "cards are not being played now")
-            assert self.trump_suit is not None
-            why = explain_illegal(action.card, self.hands[self.turn], [p.card for p in self.trick],
-                                  self.trump_suit)
-            if why is not None:
-                raise why
         else:
             raise IllegalActionError("unknown_action", "acción desconocida", "unknown action")
+
+    def _check_play(self, card: Card) -> None:
+        if self.phase is not Phase.PLAYING:
+            raise IllegalPlayError("not_playing", "ahora no se juegan cartas", "cards are not being played now")
+        assert self.turn is not None and self.trump_suit is not None
+        why = explain_illegal(card, self.hands[self.turn], [p.card for p in self.trick], self.trump_suit)
+        if why is not None:
+            raise why
 
     def _check_bid(self, action: Bid) -> None:
         if self.phase is not Phase.BIDDING or self.spec is None:
@@ -322,6 +324,14 @@ class GameState:
         """Check then apply ``action`` for ``seat`` (default: whoever is to move)."""
         self.check(action, seat)
         self.apply_unchecked(action)
+
+    def play(self, card: Card) -> None:
+        """Check then play ``card`` for the seat to move: ``apply(Play(card))`` without building
+        the action, for loops that play many cards (replaying a record)."""
+        if self.turn is None:
+            raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
+        self._check_play(card)
+        self._play(card)
 
     def apply_unchecked(self, action: Action) -> None:
         """Apply a legal action of the seat to move, without checking (for simulations)."""
@@ -359,11 +369,12 @@ class GameState:
         assert seat is not None and self.trump_suit is not None
         self.hands[seat].remove(card)
         self.log[-1].plays.append(card)
-        self.trick.append(TrickPlay(seat, card))
-        if len(self.trick) < len(self.order):
+        trick = self.trick
+        trick.append(TrickPlay(seat, card))
+        if len(trick) < len(self.order):
             self.turn = self._next[seat]
             return
-        winner = self.trick[trick_winner([p.card for p in self.trick], self.trump_suit)].seat
+        winner = trick[trick_winner([p.card for p in trick], self.trump_suit)].seat
         self.tricks[winner] += 1
         self.last_trick = tuple(self.trick)
         self.last_trick_winner = winner
