@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .actions import Bid, ChooseTrump
+from .actions import ChooseTrump
 from .cards import CARDS_BY_TEXT, Card, Suit
 from .errors import PochaError
 from .schedule import MAX_PLAYERS, MIN_PLAYERS
@@ -137,7 +137,7 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         if not _is_int(bid):
             raise RecordError(number, "bid", index, f"a bid must be a whole number, not {bid!r}")
         try:
-            game.apply(Bid(bid))
+            game.bid(bid)
         except PochaError as error:
             raise RecordError(number, "bid", index, error.en) from None
     if len(bids) < bidders:

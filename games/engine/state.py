@@ -21,7 +21,7 @@ from .cards import SUITS, Card, Suit, sort_hand
 from .errors import IllegalActionError, IllegalBidError, IllegalTrumpError, IllegalPlayError
 from .rules import (
     RESTING_POINTS, Deal, auction_winner, check_deal, deal, explain_illegal, forbidden_last_bid,
-    legal_plays, multiplier, points, trick_winner,
+    legal_plays, may_play, multiplier, points, trick_winner,
 )
 from .schedule import RoundPhase, RoundSpec, active_order, check_players, dealer_of, schedule
 
@@ -184,7 +184,7 @@ class GameState:
             the_deal = deal(self.players, spec, dealer, random.Random(seed))
         else:
             check_deal(self.players, spec, dealer, hands, trump_card)
-            the_deal = Deal(tuple(tuple(h) for h in hands), trump_card)
+            the_deal = Deal(tuple(map(tuple, hands)), trump_card)
         self._start_round(spec, dealer, the_deal, seed)
         return the_deal
 
@@ -194,7 +194,7 @@ class GameState:
         self.dealer = dealer
         self.order = active_order(dealer, self.players)
         self._next = {seat: self.order[(i + 1) % len(self.order)] for i, seat in enumerate(self.order)}
-        self.hands = [list(h) for h in the_deal.hands]
+        self.hands = list(map(list, the_deal.hands))
         self.trump_card = the_deal.trump_card
         self.trump_suit = the_deal.trump_card.suit if the_deal.trump_card is not None else None
         self.bids = [None] * self.players
@@ -288,7 +288,7 @@ class GameState:
         if isinstance(action, Play):  # the commonest action first
             self._check_play(action.card)
         elif isinstance(action, Bid):
-            self._check_bid(action)
+            self._check_bid(action.amount)
         elif isinstance(action, ChooseTrump):
             if self.phase is not Phase.CHOOSING_TRUMP:
                 raise IllegalTrumpError("not_choosing_trump", "ahora no se elige triunfo",
@@ -306,15 +306,15 @@ class GameState:
         if why is not None:
             raise why
 
-    def _check_bid(self, action: Bid) -> None:
+    def _check_bid(self, amount: int) -> None:
         if self.phase is not Phase.BIDDING or self.spec is None:
             raise IllegalBidError("not_bidding", "ahora no se canta", "bids are not being made now")
-        amount = action.amount
         cards = self.spec.cards
         if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= cards:
             raise IllegalBidError("bid_range", f"el pedido debe ser de 0 a {cards}",
                                   f"the bid must be from 0 to {cards}")
-        if amount == self.forbidden_bid():
+        # only the last bidder can be restricted
+        if len(self.bids_made) == len(self.order) - 1 and amount == self.forbidden_bid():
             raise IllegalBidError(
                 "last_bidder",
                 f"eres el último en cantar: la suma de los pedidos no puede ser {cards}, no puedes pedir {amount}",
@@ -325,13 +325,32 @@ class GameState:
         self.check(action, seat)
         self.apply_unchecked(action)
 
+    def bid(self, amount: int) -> None:
+        """Check then make ``amount`` the bid of the seat to move: ``apply(Bid(amount))`` without
+        building the action (replaying a record)."""
+        if self.turn is None:
+            raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
+        self._check_bid(amount)
+        self._bid(amount)
+
     def play(self, card: Card) -> None:
         """Check then play ``card`` for the seat to move: ``apply(Play(card))`` without building
         the action, for loops that play many cards (replaying a record)."""
-        if self.turn is None:
+        seat = self.turn
+        trump = self.trump_suit
+        if seat is not None and trump is not None and self.phase is Phase.PLAYING:
+            hand = self.hands[seat]
+            trick = self.trick
+            # leading, or holding one card, anything held may be played
+            if card in hand and (not trick or len(hand) == 1
+                                 or may_play(card, hand, [p.card for p in trick], trump)):
+                self._play(card)
+                return
+        # refused: the full check says why
+        if seat is None:
             raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
         self._check_play(card)
-        self._play(card)
+        raise AssertionError(f"may_play and explain_illegal disagree on {card}")
 
     def apply_unchecked(self, action: Action) -> None:
         """Apply a legal action of the seat to move, without checking (for simulations)."""
