@@ -113,6 +113,8 @@ def choose_card(game: GameState) -> Card:
         return min(legal, key=weight)
     if losers:
         return max(losers, key=weight)  # shed the highest card that still loses
+    if not last_to_play:
+        return min(winners, key=weight)  # made the bid: leave room for a later player to overtake
     return max(winners, key=weight)  # forced to take: get rid of the strongest
 
 
