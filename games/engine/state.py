@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
-from .cards import SUITS, Card, Suit, sort_hand
+from .cards import ALL_CARDS, SUITS, Card, Suit, sort_hand
 from .errors import IllegalActionError, IllegalBidError, IllegalTrumpError, IllegalPlayError
 from .rules import (
     RESTING_POINTS, Deal, auction_winner, check_deal, deal, explain_illegal, forbidden_last_bid,
     legal_plays, may_play, multiplier, points, trick_winner,
 )
-from .schedule import RoundPhase, RoundSpec, active_order, check_players, dealer_of, schedule
+from .schedule import MAX_PLAYERS, RoundPhase, RoundSpec, active_order, check_players, dealer_of, schedule
 
 
 class Phase(str, enum.Enum):
@@ -78,6 +78,11 @@ class RoundLog:
 class TrickPlay:
     seat: int
     card: Card
+
+
+# Every (seat, card) a trick can hold, made once: immutable values, shared like the cards themselves.
+_TRICK_PLAYS: tuple[tuple[TrickPlay, ...], ...] = tuple(
+    tuple(TrickPlay(seat, card) for card in ALL_CARDS) for seat in range(MAX_PLAYERS))
 
 
 class GameState:
@@ -193,7 +198,7 @@ class GameState:
         self.spec = spec
         self.dealer = dealer
         self.order = active_order(dealer, self.players)
-        self._next = {seat: self.order[(i + 1) % len(self.order)] for i, seat in enumerate(self.order)}
+        self._next = dict(zip(self.order, self.order[1:] + self.order[:1]))
         self.hands = list(map(list, the_deal.hands))
         self.trump_card = the_deal.trump_card
         self.trump_suit = the_deal.trump_card.suit if the_deal.trump_card is not None else None
@@ -389,7 +394,7 @@ class GameState:
         self.hands[seat].remove(card)
         self.log[-1].plays.append(card)
         trick = self.trick
-        trick.append(TrickPlay(seat, card))
+        trick.append(_TRICK_PLAYS[seat][card.index])
         if len(trick) < len(self.order):
             self.turn = self._next[seat]
             return
