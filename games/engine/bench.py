@@ -75,30 +75,36 @@ def altered(record: Record, rng: random.Random) -> Record:
     """A copy of ``record`` with one thing changed (plays swapped or replaced, a bid changed,
     a round cut short or a card dealt twice), usually breaking a rule somewhere."""
     other = copy.deepcopy(record)
-    rounds = other["rounds"]
-    if not rounds:
+    rounds = other.get("rounds")
+    if not isinstance(rounds, list) or not rounds or not isinstance(rounds[0], dict):
         return other
     entry = rounds[rng.randrange(len(rounds))]
-    plays, bids = entry["plays"], entry["bids"]
+    if not isinstance(entry, dict):
+        return other
+    plays, bids, hands = entry.get("plays"), entry.get("bids"), entry.get("hands")
     what = rng.randrange(5)
-    if what == 0 and len(plays) >= 2:
+    if what == 0 and isinstance(plays, list) and len(plays) >= 2:
         i, j = sorted(rng.sample(range(len(plays)), 2))
         plays[i], plays[j] = plays[j], plays[i]
-    elif what == 1 and plays:
+    elif what == 1 and isinstance(plays, list) and plays:
         plays[rng.randrange(len(plays))] = rng.choice(["1o", "3c", "12e", "5b", "7o", "2c", "xx"])
-    elif what == 2 and bids:
+    elif what == 2 and isinstance(bids, list) and bids:
         bids[rng.randrange(len(bids))] = rng.randrange(10)
-    elif what == 3 and plays:
+    elif what == 3 and isinstance(plays, list) and plays:
         del plays[rng.randrange(len(plays)):]
-    else:
-        hands = [hand for hand in entry["hands"] if hand]
-        if len(hands) >= 2:
-            hands[0][0] = hands[1][-1]
+    elif isinstance(hands, list):
+        held = [hand for hand in hands if isinstance(hand, list) and hand]
+        if len(held) >= 2:
+            held[0][0] = held[1][-1]
     return other
 
 
 def _plays(record: Any) -> int:
-    return sum(len(entry.get("plays", ())) for entry in record["rounds"]) if isinstance(record, dict) else 0
+    """Cards played in ``record`` (what plays/s counts)."""
+    if not isinstance(record, dict) or not isinstance(record.get("rounds"), list):
+        return 0
+    return sum(len(entry["plays"]) for entry in record["rounds"]
+               if isinstance(entry, dict) and isinstance(entry.get("plays"), list))
 
 
 def _time_once(replay: Callable[[Any], object], records: Sequence[Any]) -> float:
@@ -159,7 +165,8 @@ def run_bench(games: int, seed: int) -> int:
                     print(f"DIFFER engine:    {comparable(mine)[:300]}")
                     print(f"       reference: {comparable(theirs)[:300]}")
         print(f"check: engine and reference agree on {len(checked) - differ} of {len(checked)} records "
-              f"({len(records)} as recorded, {len(checked) - len(records)} altered; {rejected} rejected)")
+              f"({len(records)} as recorded, {len(checked) - len(records)} altered; {rejected} rejected; "
+              f"a rejection must name the same round, kind and index)")
         if differ:
             print(f"check: FAILED, {differ} records differ")
             status = 1

@@ -213,9 +213,9 @@ def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> Deal
 
 
 @lru_cache(maxsize=None)
-def _deck_mask(players: int) -> int:
-    """The table's deck as a bit set of card indices (checking a deal tests every card dealt)."""
-    return sum(1 << card.index for card in deck_for(players))
+def _deck_indices(players: int) -> frozenset[int]:
+    """The table's deck as card indices: small ints hash and compare faster than cards."""
+    return frozenset(card.index for card in deck_for(players))
 
 
 def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Sequence[Card]],
@@ -224,9 +224,9 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
     if len(hands) != players:
         raise IllegalDealError("hands", f"hacen falta {players} manos, hay {len(hands)}",
                                f"expected {players} hands, got {len(hands)}")
-    in_deck = _deck_mask(players)
+    in_deck = _deck_indices(players)
     active = active_order(dealer, players)
-    seen = 0  # bit ``card.index`` set for each card dealt so far
+    seen: set[int] = set()  # indices of the cards dealt so far
     for seat, hand in enumerate(hands):
         want = spec.cards if seat in active else 0
         if len(hand) != want:
@@ -234,13 +234,13 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
                 "hand_size", f"el asiento {seat} debe tener {want} cartas, tiene {len(hand)}",
                 f"seat {seat} must hold {want} cards, holds {len(hand)}")
         for card in hand:
-            bit = 1 << card.index
-            if not in_deck & bit:
+            index = card.index
+            if index not in in_deck:
                 raise IllegalDealError("not_in_deck", f"{card} no está en la baraja de {players}",
                                        f"{card} is not in the {players}-player deck")
-            if seen & bit:
+            if index in seen:
                 raise IllegalDealError("duplicate", f"{card} está repartida dos veces", f"{card} is dealt twice")
-            seen |= bit
+            seen.add(index)
     if spec.is_auction:
         if trump_card is not None:
             raise IllegalDealError("auction_trump_card", "en las subastas no se pinta triunfo",
@@ -248,7 +248,7 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
         return
     if trump_card is None:
         raise IllegalDealError("no_trump_card", "falta la carta de triunfo", "the trump card is missing")
-    if not in_deck & (1 << trump_card.index):
+    if trump_card.index not in in_deck:
         raise IllegalDealError("not_in_deck", f"{trump_card} no está en la baraja de {players}",
                                f"{trump_card} is not in the {players}-player deck")
     if spec.trump_is_last_dealt:
@@ -257,7 +257,7 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
             raise IllegalDealError(
                 "last_dealt", f"el triunfo ({trump_card}) debe ser la última carta repartida, del asiento {receiver}",
                 f"the trump card ({trump_card}) must be the last card dealt, in seat {receiver}'s hand")
-    elif seen & (1 << trump_card.index):
+    elif trump_card.index in seen:
         raise IllegalDealError("trump_in_hand", f"la carta de triunfo {trump_card} está en una mano",
                                f"the turned trump card {trump_card} is in a hand")
 
