@@ -11,7 +11,6 @@ from games import actions
 from games.engine import replay
 from games.models import Bid, Play, Round, Table
 from games.selectors import game_state
-from games.views import record_download  # noqa: F401  (the download path is tested over HTTP below)
 
 from .helpers import Player, make_user, wait_for
 
@@ -19,7 +18,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
 @pytest.fixture(autouse=True)
-def fast_bots(settings):
+def fast_bots(settings, celery_clock_worker):
     settings.POCHA_BOT_DELAY = 0
 
 
@@ -37,7 +36,8 @@ async def play_to_the_end(player: Player) -> None:
 
 
 @pytest.mark.parametrize("size", [3, 4, 5, 6])
-async def test_whole_game_against_bots(size, client):
+async def test_whole_game_against_bots(size, client, settings, celery_clock_worker):
+    """Bots are driven by the in-process clock, or by a real Celery worker over Redis in services mode."""
     user = await make_user(f"ana{size}")
     table = await database_sync_to_async(actions.do_create_table)(user, size)
     player = Player(user, table.pk)
@@ -49,6 +49,8 @@ async def test_whole_game_against_bots(size, client):
 
     table = await database_sync_to_async(Table.objects.get)(pk=table.pk)
     assert table.status == Table.Status.FINISHED
+    if settings.POCHA_CELERY_CLOCK:  # services mode: every bot move came through the Celery worker
+        assert celery_clock_worker.tasks.count("games.tasks.run_due") >= 18 * (size - 1)
     game = game_state(table)
     assert game is not None and game.is_over
     rounds = await database_sync_to_async(Round.objects.filter(table=table).count)()
