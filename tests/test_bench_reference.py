@@ -80,3 +80,35 @@ def test_empty_game():
     record = {"format": "pocha-record/1", "players": ["a", "b", "c", "d"], "first_dealer": 2, "rounds": []}
     assert engine_line(record) == reference.replay_line(record) == {
         "rounds": [], "totals": [0, 0, 0, 0], "complete": False, "winners": None}
+
+
+def test_bench_command_checks_and_times(capsys):
+    from games.engine import bench
+
+    assert bench.run_bench(1, 3) == 0
+    out = capsys.readouterr().out
+    assert "check: engine and reference agree on" in out and "FAILED" not in out
+    assert "ratio engine/reference:" in out and "games/s" in out and "ms/decision" in out
+
+
+def test_bench_without_the_reference_times_the_engine_alone(capsys, monkeypatch, tmp_path):
+    from games.engine import bench
+
+    monkeypatch.setattr(bench, "REFERENCE_PATH", tmp_path / "missing.py")
+    monkeypatch.setattr(bench, "SAMPLES_DIR", tmp_path / "no-samples")
+    assert bench.run_bench(1, 3) == 0
+    out = capsys.readouterr().out
+    assert "is missing; timing the engine alone" in out
+    assert "engine" in out and "ratio" not in out and "check:" not in out
+
+
+def test_bench_fails_when_the_reference_disagrees(capsys, monkeypatch, tmp_path):
+    from games.engine import bench
+
+    source = REFERENCE_PATH.read_text()
+    assert "return 10 + 5 * bid" in source  # the exact-bid score, which we now get wrong
+    wrong = tmp_path / "reference_pocha.py"
+    wrong.write_text(source.replace("return 10 + 5 * bid", "return 11 + 5 * bid"))
+    monkeypatch.setattr(bench, "REFERENCE_PATH", wrong)
+    assert bench.run_bench(1, 3) == 1
+    assert "check: FAILED" in capsys.readouterr().out

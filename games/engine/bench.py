@@ -34,8 +34,9 @@ Record = dict[str, Any]
 Line = dict[str, Any]
 
 
-def load_reference(path: Path = REFERENCE_PATH) -> ModuleType | None:
-    """The reference implementation as a module, or None when its file is missing."""
+def load_reference(path: Path | None = None) -> ModuleType | None:
+    """The reference implementation (default ``REFERENCE_PATH``) as a module, or None when its file is missing."""
+    path = REFERENCE_PATH if path is None else path
     if not path.is_file():
         return None
     spec = importlib.util.spec_from_file_location("reference_pocha", path)
@@ -46,19 +47,24 @@ def load_reference(path: Path = REFERENCE_PATH) -> ModuleType | None:
     return module
 
 
-def sample_records(directory: Path = SAMPLES_DIR) -> list[Any]:
-    """The records of ``directory/*.json`` (not the ``.expected.json`` answers); one document or JSON Lines."""
+def sample_records(directory: Path | None = None) -> list[Any]:
+    """The records of ``directory/*.json`` (default ``SAMPLES_DIR``; not the ``.expected.json``
+    answers), each file one document or JSON Lines; a file that is neither is skipped."""
+    directory = SAMPLES_DIR if directory is None else directory
     records: list[Any] = []
     if not directory.is_dir():
         return records
     for path in sorted(directory.glob("*.json")):
         if path.name.endswith(".expected.json"):
             continue
-        text = path.read_text(encoding="utf-8")
         try:
-            records.append(json.loads(text))
-        except ValueError:
-            records.extend(json.loads(line) for line in text.splitlines() if line.strip())
+            text = path.read_text(encoding="utf-8")
+            try:
+                records.append(json.loads(text))
+            except ValueError:
+                records.extend([json.loads(line) for line in text.splitlines() if line.strip()])
+        except (OSError, ValueError):
+            continue
     return records
 
 
@@ -119,10 +125,9 @@ def _engine_line(record: Any) -> Line:
     return replay_line(record)[0]
 
 
-def run_bench(games: int, seed: int) -> int:
-    """Self-play, check engine against reference, time both; 1 if they disagree on any record."""
-    # self-play: the records to replay, and the default player's speed
-    records: list[Any] = []
+def self_play(games: int, seed: int) -> list[Record]:
+    """``games`` records at each table size, from seeds ``seed``, ``seed + 1``...; prints the default player's speed."""
+    records: list[Record] = []
     decisions = 0
     started = time.perf_counter()
     for players in SEATS:
@@ -131,50 +136,69 @@ def run_bench(games: int, seed: int) -> int:
             decisions += sum(len(log.bids) + len(log.plays) + (log.trump_card is None) for log in game.log)
             records.append(export_record(game))
     elapsed = time.perf_counter() - started
-    played = games * len(SEATS)
-    print(f"selfplay: {played} games ({games} at each of {'/'.join(map(str, SEATS))} seats) in {elapsed:.3f} s")
-    if played:
-        print(f"selfplay: {played / elapsed:.1f} games/s, {decisions} decisions, "
+    print(f"selfplay: {len(records)} games ({games} at each of {'/'.join(map(str, SEATS))} seats) in {elapsed:.3f} s")
+    if records:
+        print(f"selfplay: {len(records) / elapsed:.1f} games/s, {decisions} decisions, "
               f"{1000 * elapsed / max(1, decisions):.4f} ms/decision (default player and engine)")
+    return records
+
+
+def check(records: Sequence[Any], reference_line: Callable[[Any], Line], seed: int) -> int:
+    """Replay ``records`` and an altered copy of each with both; print the outcome; how many differ."""
+    rng = random.Random(seed)
+    checked = list(records) + [altered(r, rng) for r in records if isinstance(r, dict)]
+    differ = rejected = 0
+    for number, record in enumerate(checked):
+        mine = _engine_line(record)
+        try:
+            theirs = reference_line(record)
+        except Exception as error:  # a crash in the reference is a difference, not the end of the check
+            theirs = {"crash": repr(error)}
+        rejected += "error" in mine
+        ours, other = comparable(mine), comparable(theirs)
+        if ours != other:
+            differ += 1
+            if differ <= 3:
+                at = next((i for i, (x, y) in enumerate(zip(ours, other)) if x != y), min(len(ours), len(other)))
+                start = max(0, at - 80)
+                print(f"DIFFER record {number}, from character {at}:")
+                print(f"  engine:    ...{ours[start:at + 80]}")
+                print(f"  reference: ...{other[start:at + 80]}")
+    print(f"check: engine and reference agree on {len(checked) - differ} of {len(checked)} records "
+          f"({len(records)} as recorded, {len(checked) - len(records)} altered; {rejected} rejected; "
+          f"a rejection must name the same round, kind and index)")
+    if differ:
+        print(f"check: FAILED, {differ} records differ")
+    return differ
+
+
+def run_bench(games: int, seed: int) -> int:
+    """Self-play, check engine against reference, time both; 1 if they disagree on any record."""
+    records: list[Any] = list(self_play(games, seed))
     samples = sample_records()
     records += samples
     plays = sum(_plays(r) for r in records)
-    print(f"records: {len(records)} ({played} self-play, {len(samples)} samples from {SAMPLES_DIR}), "
-          f"{plays} plays")
+    print(f"records: {len(records)} ({len(records) - len(samples)} self-play, {len(samples)} samples "
+          f"from {SAMPLES_DIR}), {plays} plays")
     if not records:
         print("bench: nothing to replay")
         return 0
 
-    reference = load_reference()
-    timed: list[tuple[str, Callable[[Any], object]]] = [("engine", _engine_line)]
     status = 0
+    timed: list[tuple[str, Callable[[Any], object]]] = [("engine", _engine_line)]
+    reference = load_reference()
     if reference is None:
         print(f"reference: {REFERENCE_PATH} is missing; timing the engine alone")
     else:
-        ref_line: Callable[[Any], Line] = reference.replay_line
-        rng = random.Random(seed)
-        checked = records + [altered(r, rng) for r in records if isinstance(r, dict)]
-        differ = 0
-        rejected = 0
-        for record in checked:
-            mine, theirs = _engine_line(record), ref_line(record)
-            rejected += "error" in mine
-            if comparable(mine) != comparable(theirs):
-                differ += 1
-                if differ <= 3:
-                    print(f"DIFFER engine:    {comparable(mine)[:300]}")
-                    print(f"       reference: {comparable(theirs)[:300]}")
-        print(f"check: engine and reference agree on {len(checked) - differ} of {len(checked)} records "
-              f"({len(records)} as recorded, {len(checked) - len(records)} altered; {rejected} rejected; "
-              f"a rejection must name the same round, kind and index)")
-        if differ:
-            print(f"check: FAILED, {differ} records differ")
+        reference_line: Callable[[Any], Line] = reference.replay_line
+        if check(records, reference_line, seed):
             status = 1
-        timed.append(("reference", ref_line))
+        timed.append(("reference", reference_line))
 
     times: dict[str, list[float]] = {name: [] for name, _ in timed}
-    for _ in range(REPEATS):
-        for name, replay in timed:   # interleaved, so drift in machine speed hits both alike
+    for repeat in range(REPEATS):
+        # interleaved, in alternating order, so drift in machine speed hits both alike
+        for name, replay in (timed if repeat % 2 == 0 else timed[::-1]):
             times[name].append(_time_once(replay, records))
     print(f"replay: {len(records)} records, best and median of {REPEATS} interleaved runs")
     for name, _ in timed:
