@@ -93,7 +93,7 @@ def _user_seat(table: Table, user: User) -> Seat:
 def _commit(table: Table, old_seq: int, **fields: Any) -> Changed:
     """Save ``fields`` and bump ``seq`` if nobody else did; schedule the push after commit."""
     fields["seq"] = old_seq + 1
-    fields["due_at"] = _due_at(table, fields)
+    fields["due_at"], fields["turn_deadline"] = _due_at(table, fields)
     updated = Table.objects.filter(pk=table.pk, seq=old_seq).update(**fields)
     if updated != 1:  # cannot happen under the row lock; refuse rather than lose a move
         raise ActionError("stale", _("La mesa ha cambiado mientras jugabas."), resync=True)
@@ -107,20 +107,39 @@ def _commit(table: Table, old_seq: int, **fields: Any) -> Changed:
     return changed
 
 
-def _due_at(table: Table, fields: dict[str, Any]) -> datetime | None:
-    """When the table's next automatic step is due, after this change."""
+def _turn_seconds(table: Table, phase: str) -> int:
+    if phase == Phase.BIDDING.value:
+        return table.bid_seconds
+    if phase == Phase.CHOOSING_TRUMP.value:
+        return table.trump_seconds
+    return table.card_seconds
+
+
+def _due_at(table: Table, fields: dict[str, Any]) -> tuple[datetime | None, datetime | None]:
+    """(when the table's next automatic step is due, the turn clock's deadline) after this change."""
     status = fields.get("status", table.status)
     now = timezone.now()
     if status == Table.Status.WAITING:
-        return fields.get("fill_at", table.fill_at)
+        return fields.get("fill_at", table.fill_at), None
     if status != Table.Status.PLAYING:
-        return None
+        return None, None
     turn = fields.get("turn_seat", table.turn_seat)
     if turn is None:
-        return None
-    if Seat.objects.filter(table_id=table.pk, position=turn, is_bot=True).exists():
-        return now + timedelta(seconds=settings.POCHA_BOT_DELAY)
-    return None
+        return None, None
+    seat = Seat.objects.filter(table_id=table.pk, position=turn).first()
+    if seat is None:
+        return None, None
+    if seat.is_bot or seat.away:
+        return now + timedelta(seconds=settings.POCHA_BOT_DELAY), None
+    turn_changed = "turn_seat" in fields and (fields.get("state") is not None or turn != table.turn_seat)
+    deadline = table.turn_deadline
+    if deadline is None or turn_changed or "phase" in fields and fields["phase"] != table.phase:
+        deadline = now + timedelta(seconds=_turn_seconds(table, fields.get("phase", table.phase)))
+    due = deadline
+    if seat.sockets == 0 and seat.disconnected_at is not None:
+        grace = seat.disconnected_at + timedelta(seconds=settings.POCHA_DISCONNECT_GRACE)
+        due = min(deadline, max(now, grace))
+    return due, deadline
 
 
 def _state_fields(game: GameState) -> dict[str, Any]:
@@ -258,11 +277,58 @@ def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Cha
         _check_seq(table, seq)
         if table.status != Table.Status.PLAYING:
             raise ActionError("not_playing", _("La partida no está en juego."))
-        return _apply(table, seat.position, action)
+        if seat.timeouts or seat.away:  # any move of their own brings them back
+            Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False)
+        try:
+            return _apply(table, seat.position, action)
+        except ActionError:
+            transaction.set_rollback(True)  # a refused move changes nothing, not even the away flag
+            raise
+
+
+def do_back(table_id: int, user: User, seq: int | None = None) -> Changed:
+    """"Vuelvo": an away player takes their seat back from the bot."""
+    with transaction.atomic():
+        table = _lock(table_id)
+        seat = _user_seat(table, user)
+        if not seat.away and not seat.timeouts:
+            raise ActionError("not_away", _("Ya estás jugando tú."))
+        Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False)
+        return _commit(table, table.seq)
+
+
+def do_presence(table_id: int, user_id: int, delta: int) -> Changed | None:
+    """A seated person's socket opened (+1) or closed (-1).  When the last one closes, the bot plays
+    their turns after a short grace; when one opens again, the seat is theirs from the next decision."""
+    with transaction.atomic():
+        try:
+            table = _lock(table_id)
+        except ActionError:
+            return None
+        seat = Seat.objects.filter(table=table, user_id=user_id).first()
+        if seat is None or table.status in (Table.Status.FINISHED, Table.Status.CANCELLED):
+            return None
+        sockets = max(0, seat.sockets + delta)
+        was_present = seat.sockets > 0
+        seat.sockets = sockets
+        seat.disconnected_at = timezone.now() if sockets == 0 else None
+        seat.save(update_fields=["sockets", "disconnected_at"])
+        if was_present == (sockets > 0):
+            return None  # another tab: nothing anyone can see changed
+        # Presence is not a move: seq stays (pages drawn before remain valid), but the due step moves
+        # (a dropped player's grace) and everyone's page shows who the bot is playing for.
+        due, deadline = _due_at(table, {})
+        Table.objects.filter(pk=table.pk).update(due_at=due, turn_deadline=deadline)
+        changed = Changed(table.pk, table.seq)
+        transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq, force=True))
+        if due is not None:
+            transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due))
+        return changed
 
 
 def do_due(table_id: int, seq: int) -> Changed | None:
-    """Whatever is due at (table, seq): fill a quick table, or play a bot's turn.
+    """Whatever is due at (table, seq): fill a quick table, play a bot's turn, or play the reasonable
+    default for a person whose clock ran out, who is away, or whose connection dropped.
 
     Idempotent: a duplicate or late call (the table moved on) does nothing.
     """
@@ -271,17 +337,24 @@ def do_due(table_id: int, seq: int) -> Changed | None:
             table = _lock(table_id)
         except ActionError:
             return None
-        if table.seq != seq or table.due_at is None or table.due_at > timezone.now():
+        now = timezone.now()
+        if table.seq != seq or table.due_at is None or table.due_at > now:
             return None
         if table.status == Table.Status.WAITING:
             return _start(table, list(Seat.objects.filter(table=table)))
         if table.status != Table.Status.PLAYING or table.turn_seat is None:
             return None
         seat = Seat.objects.get(table=table, position=table.turn_seat)
-        if not seat.is_bot:
-            return None
         game = load(table.state)
-        return _apply(table, seat.position, default_action(game), game=game, by_bot=True)
+        if seat.is_bot:
+            return _apply(table, seat.position, default_action(game), game=game, by_bot=True)
+        by_clock = table.turn_deadline is not None and table.turn_deadline <= now
+        if by_clock:
+            seat.timeouts += 1
+            seat.away = seat.away or seat.timeouts >= 2
+            seat.save(update_fields=["timeouts", "away"])
+        return _apply(table, seat.position, default_action(game), game=game, by_bot=not by_clock,
+                      by_clock=by_clock)
 
 
 def _apply(table: Table, position: int, action: Action, *, game: GameState | None = None,
@@ -349,7 +422,7 @@ def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]
         except (TypeError, ValueError):
             raise ActionError("malformed", _("Mensaje no válido.")) from None
     value = data.get("value")
-    if verb in ("start", "leave", "sit", "resync"):
+    if verb in ("start", "leave", "sit", "resync", "back"):
         return verb, None, seq
     if seq is None:
         raise ActionError("malformed", _("Mensaje no válido."))
@@ -368,6 +441,7 @@ def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]
 
 
 ACTIONS_BY_VERB: dict[str, Callable[..., Changed]] = {
+    "back": do_back,
     "start": do_start,
     "leave": do_leave_seat,
     "sit": do_take_seat,

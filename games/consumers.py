@@ -59,10 +59,19 @@ class TableConsumer(AsyncWebsocketConsumer):
         if not await self.send_board():
             await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
             await self.close(code=4404)
+            return
+        await database_sync_to_async(actions.do_presence)(self.table_id, self.user_id, +1)
+        self.counted = True
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "table_id"):
             await self.channel_layer.group_discard(push.table_group(self.table_id), self.channel_name)
+            if getattr(self, "counted", False):
+                self.counted = False
+                try:
+                    await database_sync_to_async(actions.do_presence)(self.table_id, self.user_id, -1)
+                except Exception:
+                    log.exception("table %s: presence update failed", self.table_id)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
@@ -93,8 +102,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_error(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
 
     async def table_changed(self, event: dict[str, Any]) -> None:
-        if int(event.get("seq", 0)) > self.sent_seq:
-            await self.send_board()
+        seq = int(event.get("seq", 0))
+        if seq > self.sent_seq or (event.get("force") and seq == self.sent_seq):
+            await self.send_board(force=True)
 
     async def send_board(self, force: bool = False) -> bool:
         rendered = await database_sync_to_async(selectors.render_board)(self.table_id, self.user_id, self.language)

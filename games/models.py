@@ -33,8 +33,14 @@ class Table(models.Model):
     seq = models.PositiveIntegerField(default=0)
     #: When a waiting quick table fills its empty seats with bots and starts.
     fill_at = models.DateTimeField(null=True, blank=True)
-    #: When the next automatic step is due (a bot's move, filling a quick table); the sweeper's index.
+    #: When the next automatic step is due (a bot's move, a turn's clock, a dropped player's grace,
+    #: filling a quick table); the sweeper's index.
     due_at = models.DateTimeField(null=True, blank=True)
+    #: The turn clock: when the person to move runs out of time (shown as a countdown).
+    turn_deadline = models.DateTimeField(null=True, blank=True)
+    bid_seconds = models.PositiveSmallIntegerField(default=30)
+    card_seconds = models.PositiveSmallIntegerField(default=30)
+    trump_seconds = models.PositiveSmallIntegerField(default=20)
     seed = models.BigIntegerField(null=True, blank=True)
     first_dealer = models.PositiveSmallIntegerField(null=True, blank=True)
     #: Denormalised from the engine for quick queries: phase, round and seat to move.
@@ -66,6 +72,13 @@ class Seat(models.Model):
     is_bot = models.BooleanField(default=False)
     name = models.CharField(max_length=150)
     joined_at = models.DateTimeField(auto_now_add=True)
+    #: Turns in a row the clock played for this person; two make them away.
+    timeouts = models.PositiveSmallIntegerField(default=0)
+    #: Away: the bot plays their turns at once until they act again.
+    away = models.BooleanField(default=False)
+    #: Open sockets of this person at this table, and when the last one closed.
+    sockets = models.PositiveSmallIntegerField(default=0)
+    disconnected_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["position"]

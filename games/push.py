@@ -14,12 +14,13 @@ def table_group(table_id: int) -> str:
     return f"table-{table_id}"
 
 
-def table_changed(table_id: int, seq: int) -> None:
-    """Tell everyone watching the table that it is now at ``seq`` (call after commit)."""
+def table_changed(table_id: int, seq: int, *, force: bool = False) -> None:
+    """Tell everyone watching the table that it is now at ``seq`` (call after commit).
+    ``force``: something visible changed without a move (a player's connection), redraw at the same seq."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(table_group(table_id), {"type": "table.changed", "seq": seq})
+        async_to_sync(layer.group_send)(table_group(table_id), {"type": "table.changed", "seq": seq, "force": force})
     except Exception:  # a failed push must not undo a committed move; clients resync on reconnect
         log.exception("push of table %s seq %s failed", table_id, seq)

@@ -69,6 +69,10 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     view = seat_view(game, my_seat.position if my_seat else None)
     ctx["view"] = view
     ctx.update(_game_context(view, by_pos, lang))
+    ctx["deadline_in"] = (max(0, int((table.turn_deadline - timezone.now()).total_seconds()))
+                          if table.turn_deadline and table.status == Table.Status.PLAYING else None)
+    ctx["deadline_ts"] = table.turn_deadline.timestamp() if ctx["deadline_in"] is not None else None
+    ctx["i_am_away"] = my_seat is not None and (my_seat.away or my_seat.timeouts > 0)
     return ctx
 
 
@@ -83,6 +87,8 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
             "is_me": view.seat == p, "is_dealer": view.dealer == p, "is_resting": view.resting == p,
             "is_turn": view.turn == p, "bid": view.bids[p], "tricks": view.tricks[p] if view.resting != p else None,
             "total": view.totals[p], "hand_size": view.hand_sizes[p],
+            "away": p in by_pos and not by_pos[p].is_bot and by_pos[p].away,
+            "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0,
         })
     legal = set(view.legal)
     hand = []

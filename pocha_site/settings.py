@@ -45,7 +45,8 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
         }
         # Tests run the server's threads against a file, where SQLite's busy timeout applies
         # (a shared in-memory database fails at once with "table is locked" instead).
-        database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+        # One file per test process, so that two runs on one machine never share it.
+        database["TEST"] = {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")}
     else:
         # Persistent connections are mandatory under load: opening one per query collapses the server.
         database = dict(dj_database_url.parse(url, conn_max_age=600, conn_health_checks=True))
@@ -181,6 +182,8 @@ STORAGES = {
 
 # Seconds a bot "thinks" before it plays, so people can follow the table.
 POCHA_BOT_DELAY = float(ENV.get("POCHA_BOT_DELAY", "1.0"))
+# Seconds after a seated player's last socket closes before the bot plays their turns.
+POCHA_DISCONNECT_GRACE = float(ENV.get("POCHA_DISCONNECT_GRACE", "5"))
 # Seconds a quick-play table waits for people before bots fill the empty seats.
 POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
 
