@@ -78,8 +78,10 @@ def comparable(line: Line) -> str:
 
 
 def altered(record: Record, rng: random.Random) -> Record:
-    """A copy of ``record`` with one thing changed (plays swapped or replaced, a bid changed,
-    a round cut short or a card dealt twice), usually breaking a rule somewhere."""
+    """A copy of ``record`` with one thing changed, usually breaking a rule somewhere: two plays
+    swapped (often a player playing one of their own later cards early, which tests asistir,
+    montar, fallar and contrafallar), a play replaced, a bid changed, a round cut short or a card
+    dealt twice."""
     other = copy.deepcopy(record)
     rounds = other.get("rounds")
     if not isinstance(rounds, list) or not rounds or not isinstance(rounds[0], dict):
@@ -88,15 +90,20 @@ def altered(record: Record, rng: random.Random) -> Record:
     if not isinstance(entry, dict):
         return other
     plays, bids, hands = entry.get("plays"), entry.get("bids"), entry.get("hands")
-    what = rng.randrange(5)
-    if what == 0 and isinstance(plays, list) and len(plays) >= 2:
-        i, j = sorted(rng.sample(range(len(plays)), 2))
+    what = rng.randrange(6)
+    if what <= 1 and isinstance(plays, list) and len(plays) >= 2:
+        i = rng.randrange(len(plays) - 1)
+        later = list(range(i + 1, len(plays)))
+        if what == 0 and isinstance(hands, list):  # the same player's later card
+            own = [hand for hand in hands if isinstance(hand, list) and plays[i] in hand]
+            later = [j for j in later if own and plays[j] in own[0]] or later
+        j = rng.choice(later)
         plays[i], plays[j] = plays[j], plays[i]
-    elif what == 1 and isinstance(plays, list) and plays:
+    elif what == 2 and isinstance(plays, list) and plays:
         plays[rng.randrange(len(plays))] = rng.choice(["1o", "3c", "12e", "5b", "7o", "2c", "xx"])
-    elif what == 2 and isinstance(bids, list) and bids:
+    elif what == 3 and isinstance(bids, list) and bids:
         bids[rng.randrange(len(bids))] = rng.randrange(10)
-    elif what == 3 and isinstance(plays, list) and plays:
+    elif what == 4 and isinstance(plays, list) and plays:
         del plays[rng.randrange(len(plays)):]
     elif isinstance(hands, list):
         held = [hand for hand in hands if isinstance(hand, list) and hand]
