@@ -1,0 +1,59 @@
+"""The cost of a move: one short transaction with a handful of queries, and a render per viewer
+that does not grow with the game (no replay from scratch, no N+1)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games import actions, selectors
+from games.engine import default_action
+from games.models import Table
+from games.selectors import game_state
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def started_table(django_user_model, settings):
+    settings.POCHA_BOT_DELAY = 0
+    user = django_user_model.objects.create_user(username="coste", password="x-cuarenta-bazas")
+    table = actions.do_create_table(user, 4)
+    actions.do_start(table.pk, user)
+    return Table.objects.get(pk=table.pk), user
+
+
+def advance(table_id: int, user) -> int:
+    """Make the next move (the person's default, or a due bot step); return the queries it took."""
+    table = Table.objects.get(pk=table_id)
+    game = game_state(table)
+    with CaptureQueriesContext(connection) as queries:
+        if table.turn_seat == 0:
+            actions.do_action(table_id, user, default_action(game), table.seq)
+        else:
+            assert actions.do_due(table_id, table.seq) is not None
+    return len(queries)
+
+
+def test_every_move_is_a_handful_of_queries_all_game_long(started_table):
+    table, user = started_table
+    counts = []
+    while Table.objects.get(pk=table.pk).status == Table.Status.PLAYING:
+        counts.append(advance(table.pk, user))
+    assert len(counts) > 400  # a whole 4-seat game: 19 rounds of bids and cards
+    # lock, seat, round, trick, play (+ winner, round points, next deal), update table, next seat to move
+    assert max(counts) <= 14, counts
+    assert sum(counts) / len(counts) <= 10
+
+
+def test_rendering_a_seat_costs_the_same_at_the_start_and_at_the_end(started_table):
+    table, user = started_table
+    with CaptureQueriesContext(connection) as first:
+        seq, html = selectors.render_board(table.pk, user.pk, "es")
+    while Table.objects.get(pk=table.pk).status == Table.Status.PLAYING:
+        advance(table.pk, user)
+    with CaptureQueriesContext(connection) as last:
+        _, final_html = selectors.render_board(table.pk, user.pk, "es")
+    assert len(first) == len(last) <= 3
+    assert "ranking" in final_html and 'data-board-seq' in html
