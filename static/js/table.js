@@ -1,19 +1,28 @@
 // The table page: ignore fragments older than what is shown (pushes can arrive out of order
-// across processes), show the connection state, and count down visible timers.
+// across processes), keep an opened scoreboard open across pushes, show the connection state, and
+// count down visible timers.
 (function () {
   "use strict";
   var root = document.getElementById("table-root");
   if (!root) return;
   var shown = parseInt(root.dataset.seq || "0", 10);
   var seqPattern = /data-board-seq="(\d+)"/;
+  var scoresOpen = false;
 
   document.body.addEventListener("htmx:wsBeforeMessage", function (event) {
+    var scores = document.querySelector("#scores details");
+    scoresOpen = !!(scores && scores.open);
     var match = seqPattern.exec(event.detail.message || "");
     if (!match) return; // errors and other messages always apply
     var seq = parseInt(match[1], 10);
     if (seq < shown) { event.preventDefault(); return; }
     shown = seq;
     root.dataset.seq = String(seq);
+  });
+  // Every push re-renders the scoreboard: keep it open if the player opened it.
+  document.body.addEventListener("htmx:wsAfterMessage", function () {
+    var scores = document.querySelector("#scores details");
+    if (scores && scoresOpen) scores.open = true;
   });
   function connection(text, state) {
     var el = document.getElementById("connection");
