@@ -1,0 +1,79 @@
+"""Browser-test fixtures: the real ASGI server in a subprocess, and Debian's Chromium via Playwright.
+
+Playwright's own browser downloads are never used (``playwright install`` is not run anywhere): the
+tests drive the system Chromium. A failing test's report ends with the tail of the server's log.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .server import LiveServer, ServerError, start
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium): the browser tests drive it")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is missing (pip install -e '.[dev]')")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def pocha_server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    try:
+        server = start(tmp_path_factory.mktemp("pocha-server"))
+    except ServerError as error:
+        pytest.fail(str(error))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pocha_server(pocha_server_process: LiveServer, request: pytest.FixtureRequest) -> LiveServer:
+    """The running server (not pytest-django's ``live_server``), linked to the test for its log."""
+    request.node.pocha_server = pocha_server_process
+    return pocha_server_process
+
+
+@pytest.fixture
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: ``POCHA_SCREENSHOT_DIR`` when set (to look at them), else the test's tmp dir."""
+    chosen = os.environ.get("POCHA_SCREENSHOT_DIR")
+    path = Path(chosen) if chosen else tmp_path
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    server = getattr(item, "pocha_server", None)
+    if server is not None and report.failed and report.when in ("setup", "call"):
+        report.sections.append(("pocha server log (tail)", server.log_tail()))
+    return report
