@@ -95,7 +95,8 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
     for card in view.hand:
         why = view.reasons.get(card)
         hand.append({**card_ctx(card, lang), "playable": Play(card) in legal,
-                     "reason": why.message(lang) if why is not None else ""})
+                     # the rule in words; the engine's list of card codes is for records, not people
+                     "reason": why.message(lang).split(" (")[0] if why is not None else ""})
     bidding = view.phase is Phase.BIDDING and view.my_turn
     bid_options = []
     if bidding:
@@ -116,7 +117,7 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
     for r in view.results:
         results.append({
             "number": r.number, "phase": r.phase.value, "cards": r.cards, "multiplier": r.multiplier,
-            "trump": suit_name(r.trump_suit, lang), "symbol": SUIT_SYMBOLS[r.trump_suit],
+            "trump": suit_name(r.trump_suit, lang), "symbol": SUIT_SYMBOLS[r.trump_suit], "suit": r.trump_suit.value,
             "rows": [{"name": name(p), "bid": r.bids[p], "tricks": r.tricks[p], "points": r.points[p]}
                      for p in range(view.players)],
             "points": list(r.points),

@@ -19,8 +19,16 @@
     shown = seq;
     root.dataset.seq = String(seq);
   });
+  // One move per drawn board: a double tap would send the same seq twice and earn a "stale" error.
+  var sentSeq = null;
+  document.body.addEventListener("htmx:wsConfigSend", function (event) {
+    var seq = event.detail.parameters && event.detail.parameters.seq;
+    if (seq !== undefined && seq === sentSeq) { event.preventDefault(); return; }
+    sentSeq = seq === undefined ? null : seq;
+  });
   // Every push re-renders the scoreboard: keep it open if the player opened it.
   document.body.addEventListener("htmx:wsAfterMessage", function () {
+    sentSeq = null; // whatever came back (a new board or an error), the player may act again
     var scores = document.querySelector("#scores details");
     if (scores && scoresOpen) scores.open = true;
   });
