@@ -417,6 +417,9 @@ def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]
     raw_seq = data.get("seq")
     seq: int | None = None
     if raw_seq is not None and raw_seq != "":
+        # Only an integer or its digits: int() would also take 3.7 (as 3) and true (as 1).
+        if isinstance(raw_seq, bool) or not isinstance(raw_seq, (int, str)):
+            raise ActionError("malformed", _("Mensaje no válido."))
         try:
             seq = int(raw_seq)
         except (TypeError, ValueError):

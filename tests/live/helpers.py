@@ -6,12 +6,17 @@ import asyncio
 import html
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import connections
+from django.db.backends.signals import connection_created
 from django.test import Client
 
 from pocha_site.asgi import application
@@ -55,7 +60,10 @@ class Player:
 
     async def receive(self, timeout: float = 5) -> str:
         assert self.comm is not None
-        frame = await self.comm.receive_from(timeout=timeout)
+        # Not comm.receive_from: its timeout cancels the consumer, and wait_for() retries after one.
+        message = await next_message(self.comm, timeout)
+        assert message["type"] == "websocket.send", message
+        frame = message["text"]
         self.frames.append(frame)
         if SEQ.search(frame):
             self.board = frame
@@ -98,3 +106,222 @@ async def wait_for(predicate: Any, player: Player, timeout: float = 10) -> None:
             await player.receive(timeout=min(left, 1))
         except asyncio.TimeoutError:
             pass
+
+
+# -- background-read tabs, tables seated in one call, fingerprints -------------------------
+
+FLASH = re.compile(r'<div id="flash"[^>]*>(.*?)</div>', re.S)
+
+
+async def next_message(comm: WebsocketCommunicator, timeout: float) -> dict[str, Any]:
+    """The application's next message, or asyncio.TimeoutError.
+
+    Unlike ``receive_output``, a timeout here leaves the consumer running (asgiref's own
+    helper cancels the application when it times out).
+    """
+    if comm.future.done():
+        comm.future.result()
+    async with asyncio.timeout(timeout):
+        return await comm.output_queue.get()
+
+
+def flash_message(frame: str) -> str | None:
+    """The text of a frame's flash area (``""`` when cleared), or None if the frame has none."""
+    match = FLASH.search(frame)
+    return html.unescape(match.group(1)).strip() if match else None
+
+
+def is_board(frame: str) -> bool:
+    return SEQ.search(frame) is not None
+
+
+class Tab:
+    """One browser tab whose frames are read in the background as they come.
+
+    ``frames`` keeps every text frame in order; ``closed`` the close code once the server closed
+    the socket; ``refused`` the code when the handshake was refused.  ``activity`` (shared by the
+    tabs of a test if given) is set on every frame, so a driver can wait for "anything happened".
+    """
+
+    def __init__(self, user: Any, table_id: int, language: str = "es",
+                 activity: asyncio.Event | None = None) -> None:
+        self.user = user
+        self.table_id = table_id
+        self.language = language
+        self.activity = activity or asyncio.Event()
+        self.frames: list[str] = []
+        self.board = ""  # the latest board received
+        self.closed: int | None = None
+        self.refused: int | None = None
+        self.comm: WebsocketCommunicator | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._arrived = asyncio.Event()  # this tab's own wake-up, so waiters never steal each other's
+
+    async def open(self, origin: bytes = b"http://testserver", path: str | None = None) -> bool:
+        headers = [(b"origin", origin), (b"host", b"testserver")]
+        cookies = f"django_language={self.language}"
+        if self.user is not None:
+            cookie = await session_cookie(self.user)
+            cookies = f"{settings.SESSION_COOKIE_NAME}={cookie}; " + cookies
+        headers.append((b"cookie", cookies.encode()))
+        self.comm = WebsocketCommunicator(application, path or f"/ws/mesa/{self.table_id}/", headers=headers)
+        self.closed = None
+        connected, code = await self.comm.connect(timeout=5)
+        if not connected:
+            self.refused = code
+            return False
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        return True
+
+    async def _read(self) -> None:
+        assert self.comm is not None
+        while True:
+            message = await next_message(self.comm, 3600)
+            if message["type"] == "websocket.close":
+                self.closed = message.get("code", 1000)
+                self._arrived.set()
+                self.activity.set()
+                return
+            text = message.get("text")
+            if text is not None:
+                self.frames.append(text)
+                if is_board(text):
+                    self.board = text
+            self._arrived.set()
+            self.activity.set()
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            try:
+                await self._reader
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._reader = None
+        if self.comm is not None and self.closed is None:
+            await self.comm.disconnect()
+        self.comm = None
+
+    async def send(self, payload: dict[str, Any] | list[Any] | str) -> None:
+        assert self.comm is not None
+        await self.comm.send_to(text_data=payload if isinstance(payload, str) else json.dumps(payload))
+
+    async def send_bytes(self, data: bytes) -> None:
+        assert self.comm is not None
+        await self.comm.send_to(bytes_data=data)
+
+    @property
+    def boards(self) -> list[str]:
+        return [f for f in self.frames if is_board(f)]
+
+    @property
+    def seq(self) -> int:
+        match = SEQ.search(self.board)
+        return int(match.group(1)) if match else -1
+
+    def options(self) -> list[dict[str, str]]:
+        return [json.loads(html.unescape(v)) for v in HX_VALS.findall(self.board)]
+
+    def game_moves(self) -> list[dict[str, str]]:
+        return [o for o in self.options() if o.get("action") in ("bid", "trump", "play")]
+
+    @property
+    def over(self) -> bool:
+        return 'class="ranking"' in self.board
+
+    def flashes(self, since: int = 0) -> list[str]:
+        """The error messages received in frames[since:] (frames that are only a flash)."""
+        return [m for f in self.frames[since:] if not is_board(f) and (m := flash_message(f))]
+
+    async def wait_for(self, predicate: Any, timeout: float = 10) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not predicate():
+            left = end - loop.time()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting; {len(self.frames)} frames, last board:\n{self.board[:3000]}")
+            self._arrived.clear()
+            if predicate():
+                return
+            try:
+                async with asyncio.timeout(left):
+                    await self._arrived.wait()
+            except TimeoutError:
+                pass
+
+
+def person(name: str) -> Any:
+    """A user who logs in by session only (synchronous): no password to hash, which costs ~0.3 s each."""
+    return get_user_model().objects.create_user(username=name, password=None)
+
+
+@pytest.fixture
+def commits_without_fsync() -> Iterator[None]:
+    """Durability is not what the live tests are about, and waiting for the disk at every commit makes
+    a whole game several times slower.  Commits skip that wait (SQLite ``synchronous=OFF``, PostgreSQL
+    ``synchronous_commit=off``); locking and isolation are unchanged."""
+
+    def no_fsync(sender: Any, connection: Any, **kwargs: Any) -> None:
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute("PRAGMA synchronous=OFF")
+            elif connection.vendor == "postgresql":
+                cursor.execute("SET synchronous_commit TO OFF")
+
+    connection_created.connect(no_fsync)
+    for conn in connections.all():
+        if conn.connection is not None and not conn.in_atomic_block:
+            no_fsync(None, conn)
+    yield
+    connection_created.disconnect(no_fsync)
+
+
+def seated_table(size: int, humans: int, *, prefix: str = "p") -> tuple[int, list[Any]]:
+    """A table of ``size`` with ``humans`` people seated at positions 0..humans-1 (synchronous).
+
+    When every seat is a person, the last one sitting starts the game (no bots, no clock).
+    Returns the table id and the users in seat order.
+    """
+    from games import actions
+
+    users = [person(f"{prefix}{i}") for i in range(humans)]
+    table = actions.do_create_table(users[0], size)
+    for user in users[1:]:
+        actions.do_take_seat(table.pk, user)
+    return table.pk, users
+
+
+def table_fingerprint(table_id: int) -> dict[str, Any]:
+    """Everything a refused request must leave as it was (synchronous)."""
+    from games.models import Bid, Play, Round, Seat, Table, Trick
+
+    table = Table.objects.get(pk=table_id)
+    return {
+        "seq": table.seq, "status": table.status, "phase": table.phase, "turn_seat": table.turn_seat,
+        "round_number": table.round_number, "state": table.state,
+        "rounds": Round.objects.filter(table_id=table_id).count(),
+        "bids": Bid.objects.filter(round__table_id=table_id).count(),
+        "tricks": Trick.objects.filter(round__table_id=table_id).count(),
+        "plays": Play.objects.filter(round__table_id=table_id).count(),
+        "seats": list(Seat.objects.filter(table_id=table_id).values_list("position", "user_id", "is_bot")),
+        "trumps": list(Round.objects.filter(table_id=table_id).values_list("number", "trump_suit")),
+    }
+
+
+async def settle(tabs: list[Tab], table_id: int, quiet: float = 0.1) -> int:
+    """Wait until the table stops moving by itself (sockets opening count as changes) and every tab
+    shows its latest ``seq``; returns that seq."""
+    from games.models import Table
+
+    def current() -> int:
+        return Table.objects.only("seq").get(pk=table_id).seq
+
+    seq = await database_sync_to_async(current)()
+    while True:
+        for tab in tabs:
+            await tab.wait_for(lambda tab=tab: tab.seq >= seq)
+        await asyncio.sleep(quiet)
+        now = await database_sync_to_async(current)()
+        if now == seq:
+            return seq
+        seq = now
