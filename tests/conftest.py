@@ -13,3 +13,14 @@ def password() -> str:
 @pytest.fixture
 def player(django_user_model, password):
     return django_user_model.objects.create_user(username="marisa", password=password)
+
+
+# CI replays the same Hypothesis examples every run (a red CI run must be reproducible);
+# local runs keep exploring new ones.
+import os  # noqa: E402
+
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")

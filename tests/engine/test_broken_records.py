@@ -108,6 +108,8 @@ def mutated_records(draw):
     if draw(st.booleans()):
         header = draw(st.sampled_from(["format", "players", "first_dealer", "rounds", "add_round", "none"]))
         if header == "add_round":
+            if not isinstance(record.get("rounds"), list):  # an earlier mutation replaced or dropped it
+                record["rounds"] = []
             record["rounds"].append(copy.deepcopy(record["rounds"][-1]) if record["rounds"] else draw(junk))
         elif header != "none":
             if draw(st.booleans()):
