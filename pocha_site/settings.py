@@ -53,6 +53,9 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
     return {"default": database}
 
 
+REDIS_SOCKET_TIMEOUT = 10
+
+
 def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
     """The ``CHANNEL_LAYERS`` setting: Redis when ``REDIS_URL`` is set, else in-process memory."""
     redis_url = env.get("REDIS_URL")
@@ -60,7 +63,10 @@ def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
         return {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [redis_url]},
+                # Each consumer waits for its next event with a blocking pop of up to 5 s; redis-py 8
+                # gives sockets a 5 s read timeout by default, which fires first and kills every
+                # socket whose table stays quiet for 5 s.  Read timeout: longer than that wait.
+                "CONFIG": {"hosts": [{"address": redis_url, "socket_timeout": REDIS_SOCKET_TIMEOUT}]},
             }
         }
     return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

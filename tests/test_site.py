@@ -194,7 +194,10 @@ def test_channel_layer_is_in_memory_without_redis_and_redis_with_it():
     assert channel_layer_settings({})["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
     layer = channel_layer_settings({"REDIS_URL": "redis://cache:6379/2"})["default"]
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
-    assert layer["CONFIG"] == {"hosts": ["redis://cache:6379/2"]}
+    (host,) = layer["CONFIG"]["hosts"]
+    assert host["address"] == "redis://cache:6379/2"
+    # longer than the consumers' 5-second blocking wait for events (redis-py 8 defaults to 5 s)
+    assert host["socket_timeout"] > 5
 
 
 def load_settings_in_a_fresh_process(env: dict[str, str]) -> dict:
