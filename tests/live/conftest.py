@@ -49,3 +49,15 @@ async def close_server_thread_connections() -> Any:
     from django.db import connections
 
     await database_sync_to_async(connections.close_all)()
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer() -> Iterator[None]:
+    """Each test gets its own channel layer object.  Every test runs on a new event loop, and a Redis
+    layer left with a receive still pending on a finished test's loop (a consumer whose cancellation
+    was lost) refuses every later receive ("bound to a different event loop")."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

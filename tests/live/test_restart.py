@@ -1,0 +1,430 @@
+"""A real server killed with SIGKILL mid-game, started again on the same database: the game goes on
+and ends with a record that replays to the stored totals, no move lost or played twice.
+
+The server is ``daphne`` in a separate process in the one-command local mode (SQLite file, in-memory
+channel layer, in-process clock); the test talks to it as a browser would: HTTP with a session
+cookie and CSRF, and a WebSocket (a small standard-library client below).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import html
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import struct
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from games.engine import replay
+from games.engine.snapshot import load
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = Path(sys.executable)
+PASSWORD = "cuarenta-bazas-2025"
+SEQ = re.compile(r'data-board-seq="(\d+)"')
+HX_VALS = re.compile(r"hx-vals='([^']*)'")
+FLASH = re.compile(r'<div id="flash"[^>]*>(.*?)</div>', re.S)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Server:
+    """``daphne pocha_site.asgi:application`` on a SQLite file, started and killed at will."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.database = workdir / "pocha.sqlite3"
+        self.log_path = workdir / "server.log"
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+        env.update(DATABASE_URL=f"sqlite:///{self.database}", POCHA_BOT_DELAY="0.05",
+                   DJANGO_SETTINGS_MODULE="pocha_site.settings", PYTHONUNBUFFERED="1")
+        self.env = env
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
+                              text=True, timeout=180)
+        assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def start(self) -> None:
+        assert self.process is None or self.process.poll() is not None
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n==== starting daphne on port {self.port} ====\n".encode())
+            log.flush()
+            self.process = subprocess.Popen(
+                [str(PYTHON.with_name("daphne")), "-b", "127.0.0.1", "-p", str(self.port),
+                 "pocha_site.asgi:application"],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        end = time.monotonic() + 60
+        while True:
+            assert self.process.poll() is None, "the server exited:\n" + self.log
+            try:
+                with urllib.request.urlopen(self.origin + "/", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            assert time.monotonic() < end, "the server did not answer:\n" + self.log
+            time.sleep(0.2)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, timers armed in memory are lost."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+        with open(self.log_path, "ab") as log:
+            log.write(b"\n==== killed (SIGKILL) ====\n")
+
+
+class Browser:
+    """HTTP with a cookie jar, as a browser would: CSRF token from the form, session cookie kept."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def cookie(self, name: str) -> str:
+        for cookie in self.jar:
+            if cookie.name == name:
+                return str(cookie.value)
+        raise AssertionError(f"no {name} cookie")
+
+    def get(self, path: str) -> tuple[str, bytes]:
+        with self.opener.open(self.server.origin + path, timeout=15) as response:
+            return response.geturl(), response.read()
+
+    def post(self, path: str, form_page: str, fields: dict[str, str]) -> tuple[str, bytes]:
+        _url, page = self.get(form_page)
+        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert token, "no CSRF token on " + form_page
+        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1).decode(), **fields}).encode()
+        request = urllib.request.Request(self.server.origin + path, data=data,
+                                         headers={"Origin": self.server.origin,
+                                                  "Referer": self.server.origin + form_page})
+        with self.opener.open(request, timeout=15) as response:
+            return response.geturl(), response.read()
+
+    def login(self, username: str) -> None:
+        url, _page = self.post("/accounts/login/", "/accounts/login/",
+                               {"username": username, "password": PASSWORD, "next": "/"})
+        assert urllib.parse.urlsplit(url).path == "/", f"login failed: landed on {url}"
+        self.cookie("sessionid")
+
+    def create_table(self, size: int) -> int:
+        url, _page = self.post("/mesas/nueva/", "/", {"size": str(size)})
+        match = re.fullmatch(r"/mesa/(\d+)/", urllib.parse.urlsplit(url).path)
+        assert match, f"creating a table landed on {url}"
+        return int(match.group(1))
+
+
+class WebSocket:
+    """A minimal RFC 6455 client (text frames, ping/pong, close) over asyncio streams."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.closed = False
+
+    @classmethod
+    async def connect(cls, port: int, path: str, headers: dict[str, str]) -> WebSocket:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
+                 f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13",
+                 *(f"{name}: {value}" for name, value in headers.items())]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        await writer.drain()
+        response = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        status = response.split(b"\r\n", 1)[0]
+        assert b" 101 " in status + b" ", f"handshake refused: {response!r}"
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+        assert b"sec-websocket-accept: " + accept.lower() in response.lower(), response
+        return cls(reader, writer)
+
+    async def _frame(self, opcode: int, payload: bytes) -> None:
+        mask = os.urandom(4)
+        length = len(payload)
+        if length < 126:
+            header = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
+        elif length < 1 << 16:
+            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
+        else:
+            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.writer.write(header + mask + masked)
+        await self.writer.drain()
+
+    async def send(self, payload: dict[str, Any]) -> None:
+        await self._frame(0x1, json.dumps(payload).encode())
+
+    async def recv(self) -> str | None:
+        """The next text message; None once the connection is closed."""
+        message = b""
+        while True:
+            try:
+                first, second = await self.reader.readexactly(2)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                self.closed = True
+                return None
+            opcode, length = first & 0x0F, second & 0x7F
+            if length == 126:
+                (length,) = struct.unpack("!H", await self.reader.readexactly(2))
+            elif length == 127:
+                (length,) = struct.unpack("!Q", await self.reader.readexactly(8))
+            mask = await self.reader.readexactly(4) if second & 0x80 else b""
+            payload = await self.reader.readexactly(length)
+            if mask:
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+            if opcode == 0x8:
+                self.closed = True
+                return None
+            if opcode == 0x9:
+                await self._frame(0xA, payload)
+                continue
+            if opcode == 0xA:
+                continue
+            message += payload
+            if first & 0x80:
+                return message.decode()
+
+    async def close(self) -> None:
+        if not self.closed:
+            try:
+                await self._frame(0x8, struct.pack("!H", 1000))
+            except (ConnectionError, RuntimeError):
+                pass
+        self.writer.close()
+        try:
+            await self.writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+class TableTab:
+    """The table page's socket: the latest board, and the moves it offers."""
+
+    def __init__(self, server: Server, browser: Browser, table_id: int) -> None:
+        self.server = server
+        self.browser = browser
+        self.table_id = table_id
+        self.board = ""
+        self.flashes: list[str] = []
+        self.ws: WebSocket | None = None
+
+    async def open(self) -> None:
+        headers = {"Origin": self.server.origin, "Cookie": f"sessionid={self.browser.cookie('sessionid')}"}
+        self.ws = await WebSocket.connect(self.server.port, f"/ws/mesa/{self.table_id}/", headers)
+        await self.next_board()
+
+    @property
+    def seq(self) -> int:
+        match = SEQ.search(self.board)
+        return int(match.group(1)) if match else -1
+
+    @property
+    def over(self) -> bool:
+        return 'class="ranking"' in self.board
+
+    def game_moves(self) -> list[dict[str, str]]:
+        options = [json.loads(html.unescape(v)) for v in HX_VALS.findall(self.board)]
+        return [o for o in options if o.get("action") in ("bid", "trump", "play")]
+
+    async def next_board(self, timeout: float = 20) -> str:
+        assert self.ws is not None
+        while True:
+            frame = await asyncio.wait_for(self.ws.recv(), timeout)
+            assert frame is not None, "the server closed the socket:\n" + self.server.log[-5000:]
+            flash = FLASH.search(frame)
+            if flash and html.unescape(flash.group(1)).strip():
+                self.flashes.append(html.unescape(flash.group(1)).strip())
+            if SEQ.search(frame):
+                self.board = frame
+                return frame
+
+    async def wait(self, predicate: Any, what: str, timeout: float = 30) -> None:
+        end = time.monotonic() + timeout
+        while not predicate():
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {what}; last board:\n{self.board[:3000]}")
+            try:
+                await self.next_board(timeout=left)
+            except asyncio.TimeoutError:
+                pass
+
+    async def send(self, payload: dict[str, Any]) -> None:
+        assert self.ws is not None
+        await self.ws.send(payload)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+            self.ws = None
+
+
+class Me:
+    """My moves: every one the server acknowledged, and the one in flight when the server died."""
+
+    def __init__(self) -> None:
+        self.acknowledged = 0
+        self.in_flight = 0
+        self.turn = 0
+
+    async def play_turns(self, tab: TableTab, turns: int | None, *, kill_after_send: Server | None = None) -> None:
+        """Play ``turns`` of my turns (None: to the end).  With ``kill_after_send``, the last move is sent
+        and the server is killed at once, before its answer."""
+        played = 0
+        while not tab.over and (turns is None or played < turns):
+            await tab.wait(lambda: tab.over or bool(tab.game_moves()), "my turn")
+            if tab.over:
+                break
+            options = tab.game_moves()
+            seq = tab.seq
+            await tab.send(options[self.turn % len(options)])
+            self.turn += 1
+            played += 1
+            if kill_after_send is not None and played == turns:
+                kill_after_send.kill()
+                self.in_flight += 1
+                return
+            await tab.wait(lambda: tab.seq > seq, "my move to land")
+            self.acknowledged += 1
+
+
+def read_table(database: Path, table_id: int) -> dict[str, Any]:
+    """The stored game, straight from the SQLite file."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        status, state, seq, turn_seat, due_at = db.execute(
+            "SELECT status, state, seq, turn_seat, due_at FROM games_table WHERE id = ?", (table_id,)).fetchone()
+        rounds = db.execute("SELECT id, number, points, auction_winner, trump_card, trump_suit, trump_by_clock "
+                            "FROM games_round WHERE table_id = ? ORDER BY number", (table_id,)).fetchall()
+        bids = {r[0]: db.execute('SELECT "index", seat, amount, by_clock, by_bot FROM games_bid '
+                                 'WHERE round_id = ? ORDER BY "index"', (r[0],)).fetchall() for r in rounds}
+        plays = {r[0]: db.execute('SELECT "index", seat, card, by_clock, by_bot FROM games_play '
+                                  'WHERE round_id = ? ORDER BY "index"', (r[0],)).fetchall() for r in rounds}
+        seat = db.execute("SELECT sockets, timeouts, away FROM games_seat WHERE table_id = ? AND position = 0",
+                          (table_id,)).fetchone()
+    return {"status": status, "state": json.loads(state), "seq": seq, "turn_seat": turn_seat, "due_at": due_at,
+            "rounds": rounds, "bids": bids,
+            "plays": plays, "seat0": seat}
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    server = Server(tmp_path)
+    try:
+        yield server
+    finally:
+        server.kill()
+        print("---- server log ----\n" + server.log[-30000:])
+
+
+async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: Server) -> None:
+    server.manage("migrate", "--no-input")
+    server.manage("shell", "-c", "from django.contrib.auth import get_user_model; "
+                                 f"get_user_model().objects.create_user('rosa', password='{PASSWORD}')")
+    server.start()
+    browser = Browser(server)
+    browser.login("rosa")
+    table_id = browser.create_table(3)
+    me = Me()
+
+    # first life: start with two bots, play some turns, and die right after sending a move
+    tab = TableTab(server, browser, table_id)
+    await tab.open()
+    options = [o for o in HX_VALS.findall(tab.board) if '"start"' in o]
+    assert options, tab.board[:3000]
+    await tab.send(json.loads(html.unescape(options[0])))
+    await me.play_turns(tab, 6)
+    await me.play_turns(tab, 1, kill_after_send=server)
+    await tab.close()
+    killed_at = read_table(server.database, table_id)
+    assert killed_at["status"] == "playing"
+
+    # second life: the page comes back at the stored seq; play on, then die while the bots are due
+    server.start()
+    tab = TableTab(server, browser, table_id)
+    await tab.open()
+    assert tab.seq >= killed_at["seq"]
+    await me.play_turns(tab, 6)
+    while tab.game_moves():  # until my move lands and a bot is to play
+        await me.play_turns(tab, 1)
+    server.kill()  # the bot's step armed in memory (0.05 s after my move) most likely dies with the server
+    await tab.close()
+    second = read_table(server.database, table_id)
+    assert second["status"] == "playing"
+    print("after the second kill: turn of seat", second["turn_seat"], "due", second["due_at"],
+          "; seat 0 (sockets, timeouts, away) =", second["seat0"])
+
+    # third life: the sweeper (started by the first request) catches the lost steps; play to the end
+    server.start()
+    tab = TableTab(server, browser, table_id)
+    await tab.open()
+    assert tab.seq >= second["seq"]
+    await me.play_turns(tab, None)
+    assert tab.over
+    assert not tab.flashes, tab.flashes  # no move of mine was refused
+    await tab.close()
+
+    _url, body = browser.get(f"/mesa/{table_id}/partida.json")
+    record = json.loads(body)
+    server.kill()
+    stored = read_table(server.database, table_id)
+    assert stored["status"] == "finished"
+
+    # the record replays to the stored totals: the engine snapshot and the rounds' points
+    game = load(stored["state"])
+    replayed = replay(record)
+    assert replayed.game.is_over and game.is_over
+    assert replayed.game.totals == game.totals
+    points = [json.loads(r[2]) for r in stored["rounds"]]
+    assert [sum(p[seat] for p in points) for seat in range(3)] == list(game.totals)
+
+    # every move is stored once, in order, and the rows are the record's moves
+    assert len(stored["rounds"]) == len(record["rounds"]) == len(game.schedule)
+    for row, entry in zip(stored["rounds"], record["rounds"]):
+        bids, plays = stored["bids"][row[0]], stored["plays"][row[0]]
+        assert [b[0] for b in bids] == list(range(len(entry["bids"])))
+        assert [b[2] for b in bids] == entry["bids"]
+        assert [p[0] for p in plays] == list(range(len(entry["plays"])))
+        assert [p[2] for p in plays] == entry["plays"]
+    # my own decisions: every acknowledged one is there once; the one in flight at the kill at most once
+    mine = sum(1 for rows in (*stored["bids"].values(), *stored["plays"].values())
+               for row in rows if row[1] == 0 and not row[3] and not row[4])
+    mine += sum(1 for r in stored["rounds"] if r[3] == 0 and r[4] is None and r[5] is not None and not r[6])
+    assert me.acknowledged <= mine <= me.acknowledged + me.in_flight, (me.acknowledged, me.in_flight, mine)
+    # nobody's clock ran out: every other move was a bot's
+    for rows in (*stored["bids"].values(), *stored["plays"].values()):
+        for _index, seat, _value, by_clock, by_bot in rows:
+            assert not by_clock
+            assert bool(by_bot) == (seat != 0)
