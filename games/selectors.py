@@ -142,8 +142,9 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         "last_trick": last_trick,
         "last_trick_winner": name(view.last_trick_winner) if view.last_trick_winner is not None else None,
         "results": results,
-        "last_result": results[-1] if results and not view.trick and view.phase is not Phase.PLAYING
-        or results and not any(b is not None for b in view.bids) else None,
+        # the last round's result stays up until the first card of the next round is played
+        "last_result": results[-1] if results and (view.phase is not Phase.PLAYING
+                                                   or not (view.trick or view.last_trick)) else None,
         "ranking": ranking,
         "trump_card": card_ctx(view.trump_card, lang) if view.trump_card else None,
         "trump_suit": {"name": suit_name(view.trump_suit, lang), "symbol": SUIT_SYMBOLS[view.trump_suit],
