@@ -131,9 +131,8 @@ def _due_at(table: Table, fields: dict[str, Any]) -> tuple[datetime | None, date
         return None, None
     if seat.is_bot or seat.away:
         return now + timedelta(seconds=settings.POCHA_BOT_DELAY), None
-    turn_changed = "turn_seat" in fields and (fields.get("state") is not None or turn != table.turn_seat)
     deadline = table.turn_deadline
-    if deadline is None or turn_changed or "phase" in fields and fields["phase"] != table.phase:
+    if deadline is None or "state" in fields:  # every engine change is a new decision with a fresh clock
         deadline = now + timedelta(seconds=_turn_seconds(table, fields.get("phase", table.phase)))
     due = deadline
     if seat.sockets == 0 and seat.disconnected_at is not None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.db import connections
+from django.db.backends.signals import connection_created
+
 import pytest
 
 
@@ -61,3 +64,24 @@ def fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+@pytest.fixture
+def commits_without_fsync() -> Iterator[None]:
+    """Durability is not what the live tests are about, and waiting for the disk at every commit makes
+    a whole game several times slower.  Commits skip that wait (SQLite ``synchronous=OFF``, PostgreSQL
+    ``synchronous_commit=off``); locking and isolation are unchanged."""
+
+    def no_fsync(sender: Any, connection: Any, **kwargs: Any) -> None:
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute("PRAGMA synchronous=OFF")
+            elif connection.vendor == "postgresql":
+                cursor.execute("SET synchronous_commit TO OFF")
+
+    connection_created.connect(no_fsync)
+    for conn in connections.all():
+        if conn.connection is not None and not conn.in_atomic_block:
+            no_fsync(None, conn)
+    yield
+    connection_created.disconnect(no_fsync)

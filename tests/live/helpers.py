@@ -6,17 +6,13 @@ import asyncio
 import html
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connections
-from django.db.backends.signals import connection_created
 from django.test import Client
 
 from pocha_site.asgi import application
@@ -37,7 +33,25 @@ def session_cookie(user: Any) -> str:
     return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
-class Player:
+class BoardReader:
+    """What a test client reads off the last board it was sent: its seq and the moves it offers."""
+
+    board: str
+
+    @property
+    def seq(self) -> int:
+        match = SEQ.search(self.board)
+        return int(match.group(1)) if match else -1
+
+    def options(self) -> list[dict[str, str]]:
+        """The moves the current board offers (every enabled ws-send control)."""
+        return [json.loads(html.unescape(v)) for v in HX_VALS.findall(self.board)]
+
+    def game_moves(self) -> list[dict[str, str]]:
+        return [o for o in self.options() if o.get("action") in ("bid", "trump", "play")]
+
+
+class Player(BoardReader):
     """One browser tab at a table: every frame it receives is kept in ``frames``."""
 
     def __init__(self, user: Any, table_id: int, language: str = "es") -> None:
@@ -77,18 +91,6 @@ class Player:
     async def send(self, payload: dict[str, Any] | str) -> None:
         assert self.comm is not None
         await self.comm.send_to(text_data=payload if isinstance(payload, str) else json.dumps(payload))
-
-    @property
-    def seq(self) -> int:
-        match = SEQ.search(self.board)
-        return int(match.group(1)) if match else -1
-
-    def options(self) -> list[dict[str, str]]:
-        """The moves the current board offers (every enabled ws-send control)."""
-        return [json.loads(html.unescape(v)) for v in HX_VALS.findall(self.board)]
-
-    def game_moves(self) -> list[dict[str, str]]:
-        return [o for o in self.options() if o.get("action") in ("bid", "trump", "play")]
 
     async def close(self) -> None:
         if self.comm is not None:
@@ -135,7 +137,7 @@ def is_board(frame: str) -> bool:
     return SEQ.search(frame) is not None
 
 
-class Tab:
+class Tab(BoardReader):
     """One browser tab whose frames are read in the background as they come.
 
     ``frames`` keeps every text frame in order; ``closed`` the close code once the server closed
@@ -215,17 +217,6 @@ class Tab:
         return [f for f in self.frames if is_board(f)]
 
     @property
-    def seq(self) -> int:
-        match = SEQ.search(self.board)
-        return int(match.group(1)) if match else -1
-
-    def options(self) -> list[dict[str, str]]:
-        return [json.loads(html.unescape(v)) for v in HX_VALS.findall(self.board)]
-
-    def game_moves(self) -> list[dict[str, str]]:
-        return [o for o in self.options() if o.get("action") in ("bid", "trump", "play")]
-
-    @property
     def over(self) -> bool:
         return 'class="ranking"' in self.board
 
@@ -253,27 +244,6 @@ class Tab:
 def person(name: str) -> Any:
     """A user who logs in by session only (synchronous): no password to hash, which costs ~0.3 s each."""
     return get_user_model().objects.create_user(username=name, password=None)
-
-
-@pytest.fixture
-def commits_without_fsync() -> Iterator[None]:
-    """Durability is not what the live tests are about, and waiting for the disk at every commit makes
-    a whole game several times slower.  Commits skip that wait (SQLite ``synchronous=OFF``, PostgreSQL
-    ``synchronous_commit=off``); locking and isolation are unchanged."""
-
-    def no_fsync(sender: Any, connection: Any, **kwargs: Any) -> None:
-        with connection.cursor() as cursor:
-            if connection.vendor == "sqlite":
-                cursor.execute("PRAGMA synchronous=OFF")
-            elif connection.vendor == "postgresql":
-                cursor.execute("SET synchronous_commit TO OFF")
-
-    connection_created.connect(no_fsync)
-    for conn in connections.all():
-        if conn.connection is not None and not conn.in_atomic_block:
-            no_fsync(None, conn)
-    yield
-    connection_created.disconnect(no_fsync)
 
 
 def seated_table(size: int, humans: int, *, prefix: str = "p") -> tuple[int, list[Any]]:

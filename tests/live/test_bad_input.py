@@ -26,8 +26,8 @@ from games.engine.snapshot import load
 from games.models import Bid, Play, Round, Seat, Table
 from games.selectors import card_name
 
-from .helpers import (  # noqa: F401  (commits_without_fsync is a fixture)
-    SEQ, Tab, commits_without_fsync, flash_message, is_board, person, seated_table, settle, table_fingerprint,
+from .helpers import (
+    SEQ, Tab, flash_message, is_board, person, seated_table, settle, table_fingerprint,
 )
 
 MALFORMED = "Mensaje no válido."

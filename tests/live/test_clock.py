@@ -11,7 +11,6 @@ with beat in a separate process).
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import os
 import re
@@ -39,7 +38,7 @@ from games.engine.snapshot import load
 from games.models import Bid, Play as PlayRow, Round, Seat, Table
 from pocha_site.asgi import application
 
-from .helpers import HX_VALS, SEQ, session_cookie
+from .helpers import SEQ, BoardReader, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -385,7 +384,7 @@ def test_back_when_not_away_is_refused(manual_clock):
 # -- a browser tab through the real consumer ------------------------------------------------
 
 
-class Browser:
+class Browser(BoardReader):
     """One tab on the table's socket (the real consumer); frames are read in the background."""
 
     def __init__(self, user: Any, table_id: int) -> None:
@@ -436,15 +435,6 @@ class Browser:
     async def send(self, payload: dict[str, Any]) -> None:
         assert self.comm is not None
         await self.comm.send_to(text_data=json.dumps(payload))
-
-    @property
-    def seq(self) -> int:
-        match = SEQ.search(self.board)
-        return int(match.group(1)) if match else -1
-
-    def game_moves(self) -> list[dict[str, str]]:
-        options = [json.loads(html.unescape(v)) for v in HX_VALS.findall(self.board)]
-        return [o for o in options if o.get("action") in ("bid", "trump", "play")]
 
     async def wait(self, predicate: Callable[[], bool], what: str, timeout: float = 20) -> None:
         loop = asyncio.get_running_loop()

@@ -23,8 +23,8 @@ from games.models import Bid as BidRow
 from games.models import Play as PlayRow
 from games.models import Round, Seat, Table
 
-from .helpers import (  # noqa: F401  (commits_without_fsync is a fixture)
-    Tab, commits_without_fsync, is_board, person, seated_table, settle, table_fingerprint,
+from .helpers import (
+    Tab, is_board, person, seated_table, settle, table_fingerprint,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)

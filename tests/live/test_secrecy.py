@@ -25,7 +25,7 @@ from games import actions
 from games.engine import ALL_CARDS
 from games.models import Play, Round, Table
 
-from .helpers import SEQ, Tab, commits_without_fsync, is_board, person, seated_table, settle  # noqa: F401
+from .helpers import SEQ, Tab, is_board, person, seated_table, settle
 
 CODE = re.compile(r"(?<![A-Za-z0-9])(1[0-2]|[1-7])([oceb])(?![A-Za-z0-9])")
 FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*><span class="rank">(\d+)</span>')
