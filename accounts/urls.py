@@ -13,4 +13,6 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("fichas/", views.wallet, name="wallet"),
+    path("fichas/recarga/", views.claim_topup, name="topup"),
 ]

@@ -19,44 +19,21 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import override
 
-from games import push, timers
+from accounts import ledger
+from accounts.models import Account, Profile
+from accounts.models import Transaction as LedgerTransaction
+from games import access, push, timers
 from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, default_action
 from games.engine.snapshot import dump, load
 from games.models import Bid as BidRow
 from games.models import Play as PlayRow
-from games.models import Round, Seat, Table, Trick
+from games.errors import ActionError
+from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Round, Seat, Table, Trick
 
 BOT_NAMES = ["Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro", "Rocío", "Pepe"]
 
 User = AbstractBaseUser | AnonymousUser
-
-
-class ActionError(Exception):
-    """Why a request was refused.  Nothing was changed.  ``resync``: the sender's page is stale."""
-
-    def __init__(self, code: str, message: Any = None, *, es: str | None = None, en: str | None = None,
-                 resync: bool = False) -> None:
-        super().__init__(code)
-        self.code = code
-        self._message = message
-        self._es = es
-        self._en = en
-        self.resync = resync
-
-    @classmethod
-    def from_engine(cls, error: PochaError) -> ActionError:
-        return cls(error.rule, es=error.es, en=error.en)
-
-    def message(self, language: str = "es") -> str:
-        if self._es is not None and self._en is not None:
-            return self._es if language.startswith("es") else self._en
-        with override(language):
-            return str(self._message)
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message('en')}"
 
 
 @dataclass(frozen=True)
@@ -153,99 +130,202 @@ def _state_fields(game: GameState) -> dict[str, Any]:
 # -- tables and seats ----------------------------------------------------------------------
 
 
-def do_create_table(user: User, size: int, *, public: bool = True, quick: bool = False) -> Table:
-    if not user.is_authenticated:
-        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+def _check_size_and_stake(size: Any, stake: Any) -> None:
     if size not in (3, 4, 5, 6):
         raise ActionError("size", _("Una mesa es de 3 a 6 jugadores."))
+    if stake not in STAKES:
+        raise ActionError("stake", _("Esa apuesta no existe: las mesas son gratis o de 100, 500 o 2.000 fichas."))
+
+
+def _new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def do_create_table(user: User, size: int, *, public: bool = True, quick: bool = False, stake: int = 0,
+                    bots_allowed: bool = True) -> Table:
+    """A new table with its creator in seat 0 (their stake held); private tables get a code."""
+    if not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    _check_size_and_stake(size, stake)
+    have = ledger.balance(user.pk)
+    if have < stake:
+        raise access.no_chips_error(have, stake)
     with transaction.atomic():
-        table = Table.objects.create(
-            size=size, is_public=public, is_quick=quick, created_by_id=user.pk,
-            fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
-        )
-        Seat.objects.create(table=table, position=0, user_id=user.pk, name=user.get_username())
+        for attempt in range(20):
+            try:
+                with transaction.atomic():  # a code another waiting table just took: draw again
+                    table = Table.objects.create(
+                        size=size, is_public=public, is_quick=quick, created_by_id=user.pk, stake=stake,
+                        bots_allowed=bots_allowed or public, code=None if public else _new_code(),
+                        fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
+                    )
+                break
+            except IntegrityError:
+                if public or attempt == 19:
+                    raise
+        seat = Seat.objects.create(table=table, position=0, user_id=user.pk, name=user.get_username())
+        _hold_stake(table, seat)
         _commit(table, table.seq)
     return table
 
 
-def do_quick_play(user: User, size: int) -> Table:
-    """"Jugar ya": a seat at a waiting public quick table of ``size``, or a new one."""
+def do_create_private_table(user: User, size: int, stake: int, bots_allowed: bool) -> Table:
+    """"Mesa privada": the host picks the size, the stake and whether bots may fill; others join by code."""
+    return do_create_table(user, size, public=False, stake=stake, bots_allowed=bots_allowed)
+
+
+def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
+    """"Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
-    if size not in (3, 4, 5, 6):
-        raise ActionError("size", _("Una mesa es de 3 a 6 jugadores."))
-    mine = (Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING], seats__user_id=user.pk)
+    _check_size_and_stake(size, stake)
+    Profile.objects.update_or_create(user_id=user.pk, defaults={"quick_size": size, "quick_stake": stake})
+    mine = (Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING],
+                                 seats__user_id=user.pk, seats__left=False)
             .order_by("-created_at").first())
     if mine is not None:
         return mine  # one live table at a time: go back to it
-    candidates = (Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size)
+    have = ledger.balance(user.pk)
+    if have < stake:
+        raise access.no_chips_error(have, stake)
+    candidates = (Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size,
+                                       stake=stake)
                   .order_by("created_at").values_list("pk", flat=True)[:5])
     for table_id in candidates:
         try:
             do_take_seat(table_id, user)
-        except ActionError:
+        except ActionError as error:
+            if error.code == "chips":
+                raise
             continue
         return Table.objects.get(pk=table_id)
-    return do_create_table(user, size, public=True, quick=True)
+    return do_create_table(user, size, public=True, quick=True, stake=stake)
 
 
-def do_take_seat(table_id: int, user: User, seq: int | None = None) -> Changed:
+def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | None = None) -> Changed:
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     with transaction.atomic():
         table = _lock(table_id)
-        _check_seq(table, seq)
-        if table.status != Table.Status.WAITING:
-            raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
         seats = list(Seat.objects.filter(table=table))
-        if any(s.user_id == user.pk for s in seats):
-            raise ActionError("already_seated", _("Ya estás sentado en esta mesa."))
+        access.check_view(table, user, code, seats)
+        _check_seq(table, seq)
+        access.check_sit(table, user, code, seats)
         taken = {s.position for s in seats}
         free = [p for p in range(table.size) if p not in taken]
-        if not free:
-            raise ActionError("full", _("La mesa está completa."))
         try:
             with transaction.atomic():
-                Seat.objects.create(table=table, position=free[0], user_id=user.pk, name=user.get_username())
+                seat = Seat.objects.create(table=table, position=free[0], user_id=user.pk, name=user.get_username())
         except IntegrityError:
             raise ActionError("already_seated", _("Ya estás sentado en esta mesa.")) from None
-        if len(free) == 1:
-            return _start(table, seats + [Seat(position=free[0])])
+        _hold_stake(table, seat)
+        if len(free) == 1 and table.is_public:
+            return _on_start(table)
         return _commit(table, table.seq)
 
 
 def do_leave_seat(table_id: int, user: User, seq: int | None = None) -> Changed:
+    """Before the start: stand up and take the stake back (the host cancels the table instead).
+    Once started: the bot plays the seat to the end, and the seat (and any winnings) stays theirs."""
     with transaction.atomic():
         table = _lock(table_id)
         _check_seq(table, seq)
         seat = _user_seat(table, user)
+        if table.status == Table.Status.PLAYING:
+            if seat.left:
+                raise ActionError("already_left", _("Ya has dejado esta partida: el bot juega por ti."))
+            Seat.objects.filter(pk=seat.pk).update(left=True, away=True)
+            return _commit(table, table.seq)
         if table.status != Table.Status.WAITING:
-            raise ActionError("started", _("La partida ya ha empezado: no puedes levantarte."))
+            raise ActionError("not_playing", _("La partida no está en juego."))
+        if not table.is_public and table.created_by_id == user.pk:
+            return _on_cancel(table)
+        _refund_stake(table, seat)
         seat.delete()
         if not Seat.objects.filter(table=table, is_bot=False).exists():
-            return _commit(table, table.seq, status=Table.Status.CANCELLED, fill_at=None)
+            return _on_cancel(table)
         return _commit(table, table.seq)
 
 
+def do_cancel(table_id: int, user: User, seq: int | None = None) -> Changed:
+    """The host calls off a private table before the start: every stake goes back."""
+    with transaction.atomic():
+        table = _lock(table_id)
+        _check_seq(table, seq)
+        _user_seat(table, user)
+        if table.created_by_id != user.pk or table.is_public:
+            raise ActionError("not_host", _("Solo quien ha creado la mesa puede cancelarla."))
+        if table.status != Table.Status.WAITING:
+            raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+        return _on_cancel(table)
+
+
 def do_start(table_id: int, user: User, seq: int | None = None) -> Changed:
-    """Start now: bots take the empty seats."""
+    """Start now: bots take the empty seats (at a private table, only the host starts, and bots only
+    if the host allowed them)."""
     with transaction.atomic():
         table = _lock(table_id)
         _check_seq(table, seq)
         _user_seat(table, user)
         if table.status != Table.Status.WAITING:
             raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
-        return _start(table, list(Seat.objects.filter(table=table)))
+        if not table.is_public:
+            if table.created_by_id != user.pk:
+                raise ActionError("not_host", _("Solo quien ha creado la mesa puede empezar la partida."))
+            missing = table.size - Seat.objects.filter(table=table).count()
+            if missing and not table.bots_allowed:
+                raise ActionError("need_players", _(
+                    "Faltan jugadores: esta mesa es sin bots, así que tienen que estar los %(size)s."),
+                    params={"size": table.size})
+        return _on_start(table)
 
 
-def _start(table: Table, seats: list[Seat]) -> Changed:
+# -- the lifecycle: the only places where a game starts, ends or is called off, and (with the
+# -- stakes held and given back as people sit and stand) the only places that move chips
+
+
+def _hold_stake(table: Table, seat: Seat) -> None:
+    """The seat's stake goes from its owner (the house for a bot) into the table's pot."""
+    if not table.stake:
+        return
+    payer = ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id)
+    try:
+        ledger.post(LedgerTransaction.Kind.STAKE, f"stake:seat:{seat.pk}",
+                    [(payer, -table.stake), (ledger.pot_account(table.pk), table.stake)], table_id=table.pk)
+    except ledger.InsufficientChips as error:
+        raise access.no_chips_error(error.balance, table.stake) from None
+
+
+def _refund_stake(table: Table, seat: Seat) -> None:
+    """The seat's stake, exactly as it was held, back from the pot (once)."""
+    held = LedgerTransaction.objects.filter(key=f"stake:seat:{seat.pk}").first()
+    if held is None:
+        return
+    legs = [(entry.account, -entry.amount) for entry in held.entries.select_related("account")]
+    ledger.post(LedgerTransaction.Kind.REFUND, f"refund:seat:{seat.pk}", legs, table_id=table.pk)
+
+
+def split_pot(pot: int, winners: list[int]) -> dict[int, int]:
+    """RULES.md: an equal split; chips that do not divide go one each to the winners in seat order from 0."""
+    order = sorted(winners)
+    share, left_over = divmod(pot, len(order))
+    return {seat: share + (1 if i < left_over else 0) for i, seat in enumerate(order)}
+
+
+def _on_start(table: Table) -> Changed:
+    """Bots take the empty seats (staking from the house), the first dealer is drawn and round 1 dealt."""
+    if table.status != Table.Status.WAITING:
+        raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+    seats = list(Seat.objects.filter(table=table))
     taken = {s.position for s in seats}
     names = [n for n in BOT_NAMES]
     random.shuffle(names)
     for position in range(table.size):
         if position not in taken:
-            Seat.objects.create(table=table, position=position, is_bot=True, name=f"Bot {names.pop()}")
-    by_position = {s.position: s.name for s in Seat.objects.filter(table=table)}
+            bot = Seat.objects.create(table=table, position=position, is_bot=True, name=f"Bot {names.pop()}")
+            _hold_stake(table, bot)
+            seats.append(bot)
+    by_position = {s.position: s.name for s in seats}
     seed = secrets.randbits(62)
     rng = random.Random(seed)
     first_dealer = rng.randrange(table.size)
@@ -265,6 +345,31 @@ def _deal(table: Table, game: GameState) -> Round:
     )
 
 
+def _on_finish(table: Table, game: GameState) -> dict[str, Any]:
+    """The game is over: the pot goes to the winner, or is split among those sharing first place, in the
+    same transaction as the last move.  A second call finds the payout recorded and pays nothing."""
+    pot = Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk).first()
+    winners = list(game.winners())
+    if pot is not None and pot.balance > 0 and winners:
+        shares = split_pot(pot.balance, winners)
+        owners = {s.position: s for s in Seat.objects.filter(table=table)}
+        legs: list[tuple[Account, int]] = [(pot, -pot.balance)]
+        for position, share in shares.items():
+            seat = owners[position]
+            legs.append((ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id), share))
+        if ledger.post(LedgerTransaction.Kind.PAYOUT, f"payout:table:{table.pk}", legs, table_id=table.pk):
+            for position, share in shares.items():
+                Seat.objects.filter(pk=owners[position].pk).update(winnings=share)
+    return {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
+
+
+def _on_cancel(table: Table) -> Changed:
+    """A table called off before the start: every stake still in the pot goes back to whoever put it in."""
+    for seat in Seat.objects.filter(table=table):
+        _refund_stake(table, seat)
+    return _commit(table, table.seq, status=Table.Status.CANCELLED, fill_at=None)
+
+
 # -- the game ------------------------------------------------------------------------------
 
 
@@ -276,8 +381,8 @@ def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Cha
         _check_seq(table, seq)
         if table.status != Table.Status.PLAYING:
             raise ActionError("not_playing", _("La partida no está en juego."))
-        if seat.timeouts or seat.away:  # any move of their own brings them back
-            Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False)
+        if seat.timeouts or seat.away or seat.left:  # any move of their own brings them back
+            Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False, left=False)
         try:
             return _apply(table, seat.position, action)
         except ActionError:
@@ -290,9 +395,9 @@ def do_back(table_id: int, user: User, seq: int | None = None) -> Changed:
     with transaction.atomic():
         table = _lock(table_id)
         seat = _user_seat(table, user)
-        if not seat.away and not seat.timeouts:
+        if not seat.away and not seat.timeouts and not seat.left:
             raise ActionError("not_away", _("Ya estás jugando tú."))
-        Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False)
+        Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False, left=False)
         return _commit(table, table.seq)
 
 
@@ -340,7 +445,7 @@ def do_due(table_id: int, seq: int) -> Changed | None:
         if table.seq != seq or table.due_at is None or table.due_at > now:
             return None
         if table.status == Table.Status.WAITING:
-            return _start(table, list(Seat.objects.filter(table=table)))
+            return _on_start(table)
         if table.status != Table.Status.PLAYING or table.turn_seat is None:
             return None
         seat = Seat.objects.get(table=table, position=table.turn_seat)
@@ -386,7 +491,7 @@ def _apply(table: Table, position: int, action: Action, *, game: GameState | Non
         if game.phase is Phase.ROUND_OVER:
             _deal(table, game)  # the next round starts at once; its page still shows the last result
         else:
-            fields.update(status=Table.Status.FINISHED, finished_at=timezone.now())
+            fields.update(_on_finish(table, game))
     return _commit(table, table.seq, **_state_fields(game), **fields)
 
 
@@ -424,7 +529,7 @@ def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]
         except (TypeError, ValueError):
             raise ActionError("malformed", _("Mensaje no válido.")) from None
     value = data.get("value")
-    if verb in ("start", "leave", "sit", "resync", "back"):
+    if verb in ("start", "leave", "sit", "resync", "back", "cancel"):
         return verb, None, seq
     if seq is None:
         raise ActionError("malformed", _("Mensaje no válido."))
@@ -444,6 +549,7 @@ def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]
 
 ACTIONS_BY_VERB: dict[str, Callable[..., Changed]] = {
     "back": do_back,
+    "cancel": do_cancel,
     "start": do_start,
     "leave": do_leave_seat,
     "sit": do_take_seat,

@@ -11,7 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from games import actions, push, selectors
+from games import access, actions, push, selectors
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.accept()
+        if not await database_sync_to_async(access.can_view_id)(self.table_id, user):
+            # A private table is, to anyone not at it, a table that does not exist.
+            await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
+            await self.close(code=4404)
+            return
         await self.channel_layer.group_add(push.table_group(self.table_id), self.channel_name)
         if not await self.send_board():
             await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))

@@ -13,6 +13,13 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
+#: What a seat may stake: free, or 100, 500 or 2,000 chips (RULES.md, "Chips and stakes").
+STAKES = (0, 100, 500, 2000)
+#: Private-table codes: capitals nobody confuses with a digit or with each other (no I, L, O, S, Z, B).
+CODE_ALPHABET = "ACDEFGHJKMNPQRTUVWXY"
+CODE_LENGTH = 5
+
+
 class Table(models.Model):
     class Status(models.TextChoices):
         WAITING = "waiting", _("esperando jugadores")
@@ -49,11 +56,23 @@ class Table(models.Model):
     turn_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     #: The engine snapshot (games.engine.snapshot): server-side only, never sent to a browser.
     state = models.JSONField(null=True, blank=True)
+    #: Chips each seat puts in the pot when it sits (0: a free table).
+    stake = models.PositiveIntegerField(default=0, choices=[(s, str(s)) for s in STAKES])
+    #: Private tables: how others find it while it waits for players (``created_by`` is the host).
+    code = models.CharField(max_length=CODE_LENGTH, null=True, blank=True)
+    #: Private tables: whether bots take the seats still empty when the host starts.
+    bots_allowed = models.BooleanField(default=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["status", "is_public", "size"], name="table_lobby_idx"),
             models.Index(fields=["due_at"], name="table_due_idx", condition=models.Q(due_at__isnull=False)),
+        ]
+        constraints = [
+            # A code works only while its table waits, so it need only be unique among those.
+            models.UniqueConstraint(fields=["code"], condition=models.Q(status="waiting", code__isnull=False),
+                                    name="table_code_unique_while_waiting"),
+            models.CheckConstraint(condition=models.Q(stake__in=STAKES), name="table_stake_offered"),
         ]
 
     def __str__(self) -> str:
@@ -79,6 +98,10 @@ class Seat(models.Model):
     #: Open sockets of this person at this table, and when the last one closed.
     sockets = models.PositiveSmallIntegerField(default=0)
     disconnected_at = models.DateTimeField(null=True, blank=True)
+    #: The person left a started game: the bot plays the seat to the end, and it is still theirs.
+    left = models.BooleanField(default=False)
+    #: Chips this seat received from the pot when the game ended.
+    winnings = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["position"]

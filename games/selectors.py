@@ -17,6 +17,7 @@ from django.utils.translation import override
 from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
+from accounts import ledger
 from games.models import Seat, Table
 
 SUIT_SYMBOLS = {Suit.OROS: "✹", Suit.COPAS: "♥", Suit.ESPADAS: "⚔", Suit.BASTOS: "♣"}
@@ -53,7 +54,14 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     by_pos = {s.position: s for s in seats}
     ctx: dict[str, Any] = {
         "table": table, "seq": table.seq, "my_seat": my_seat, "lang": lang,
-        "status": table.status, "size": table.size,
+        "status": table.status, "size": table.size, "stake": table.stake,
+        # Stakes are held as people sit, so the pot is the stake times the seats taken until it is paid.
+        "pot": table.stake * (len(seats) if table.status == Table.Status.WAITING else table.size),
+        "is_private": not table.is_public,
+        "is_host": my_seat is not None and table.created_by_id == viewer.user_id,
+        "bots_allowed": table.bots_allowed,
+        "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
+        "i_left": my_seat is not None and my_seat.left,
     }
     game = game_state(table)
     if game is None:
@@ -88,6 +96,7 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
             "is_turn": view.turn == p, "bid": view.bids[p], "tricks": view.tricks[p] if view.resting != p else None,
             "total": view.totals[p], "hand_size": view.hand_sizes[p],
             "away": p in by_pos and not by_pos[p].is_bot and by_pos[p].away,
+            "left": p in by_pos and by_pos[p].left,
             "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0,
         })
     legal = set(view.legal)
@@ -131,7 +140,8 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
             if view.totals[p] != previous:
                 place = i + 1
                 previous = view.totals[p]
-            ranking.append({"place": place, "name": name(p), "total": view.totals[p], "winner": p in view.winners})
+            ranking.append({"place": place, "name": name(p), "total": view.totals[p], "winner": p in view.winners,
+                            "chips": by_pos[p].winnings if p in by_pos else 0})
     round_phase_names = {"subida": _("subida"), "subasta": _("subasta"), "bajada": _("bajada")}
     return {
         "players": players,
@@ -170,6 +180,9 @@ def render_board(table_id: int, user_id: int | None, language: str) -> tuple[int
     with override(language):
         ctx = board_context(table, seats, Viewer(user_id, language))
         ctx["oob"] = True
+        if user_id is not None and table.status != Table.Status.PLAYING:
+            # Chips move when people sit, stand, start, finish or cancel: redraw the header's count then.
+            ctx["header_chips"] = ledger.balance(user_id)
         html = render_to_string("games/_board.html", ctx)
     return table.seq, html
 

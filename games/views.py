@@ -1,47 +1,64 @@
-"""Thin HTTP adapters: the lobby, the table page and the record download."""
+"""Thin HTTP adapters: the lobby, private tables by code, the table page and the record download."""
 
 from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from games import actions, selectors
+from accounts import ledger
+from accounts.models import Account, Profile
+from games import access, actions, selectors
 from games.engine import export_record
-from games.models import Seat, Table
+from games.models import STAKES, Seat, Table
+from pocha_site import ratelimit
 
 
-def _size(request: HttpRequest) -> int:
+def _int(request: HttpRequest, name: str, default: int) -> int:
+    """A posted whole number; -1 when it is not one (the action then says what is wrong)."""
+    raw = request.POST.get(name)
+    if raw is None:
+        return default
     try:
-        return int(request.POST.get("size", "4"))
+        return int(raw)
     except ValueError:
-        return 0
+        return -1
+
+
+def _refuse(request: HttpRequest, error: actions.ActionError) -> None:
+    messages.error(request, error.message(get_language() or "es"))
 
 
 def open_tables(user_id: int | None) -> list[dict[str, object]]:
-    tables = (Table.objects.filter(status=Table.Status.WAITING, is_public=True)
-              .order_by("-created_at")[:20])
-    rows = []
+    tables = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True).order_by("-created_at")[:20])
     seats_by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table__in=tables):
         seats_by_table.setdefault(seat.table_id, []).append(seat)
+    pots = dict(Account.objects.filter(kind=Account.Kind.POT, table__in=tables).values_list("table_id", "balance"))
+    rows = []
     for table in tables:
         seats = seats_by_table.get(table.pk, [])
         rows.append({"table": table, "taken": len(seats), "names": [s.name for s in seats],
-                     "mine": any(s.user_id == user_id for s in seats)})
+                     "pot": pots.get(table.pk, 0), "mine": any(s.user_id == user_id for s in seats)})
     return rows
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    context: dict[str, object] = {"sizes": [3, 4, 5, 6]}
+    context: dict[str, object] = {"sizes": [3, 4, 5, 6], "stakes": STAKES}
     if request.user.is_authenticated:
+        profile = Profile.objects.filter(user_id=request.user.pk).first()
+        context["quick_size"] = profile.quick_size if profile else 4
+        context["quick_stake"] = profile.quick_stake if profile else 0
         context["open_tables"] = open_tables(request.user.pk)
-        context["my_tables"] = (Table.objects.filter(seats__user_id=request.user.pk,
+        context["my_tables"] = (Table.objects.filter(seats__user_id=request.user.pk, seats__left=False,
                                                      status__in=[Table.Status.WAITING, Table.Status.PLAYING])
                                 .order_by("-created_at")[:5])
     return render(request, "home.html", context)
@@ -56,9 +73,9 @@ def lobby_tables(request: HttpRequest) -> HttpResponse:
 @require_POST
 def quick_play(request: HttpRequest) -> HttpResponse:
     try:
-        table = actions.do_quick_play(request.user, _size(request))
+        table = actions.do_quick_play(request.user, _int(request, "size", 4), _int(request, "stake", 0))
     except actions.ActionError as error:
-        messages.error(request, error.message(get_language() or "es"))
+        _refuse(request, error)
         return redirect("home")
     return redirect("games:table", table_id=table.pk)
 
@@ -67,41 +84,121 @@ def quick_play(request: HttpRequest) -> HttpResponse:
 @require_POST
 def create_table(request: HttpRequest) -> HttpResponse:
     try:
-        table = actions.do_create_table(request.user, _size(request), public=True)
+        table = actions.do_create_table(request.user, _int(request, "size", 4), public=True,
+                                        stake=_int(request, "stake", 0))
     except actions.ActionError as error:
-        messages.error(request, error.message(get_language() or "es"))
+        _refuse(request, error)
         return redirect("home")
     return redirect("games:table", table_id=table.pk)
 
 
 @login_required
 @require_POST
-def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
+def create_private_table(request: HttpRequest) -> HttpResponse:
     try:
-        actions.do_take_seat(table_id, request.user)
+        table = actions.do_create_private_table(request.user, _int(request, "size", 4), _int(request, "stake", 0),
+                                                bots_allowed=request.POST.get("bots") == "on")
     except actions.ActionError as error:
-        messages.error(request, error.message(get_language() or "es"))
-        if error.code == "unknown_table":
+        _refuse(request, error)
+        return redirect("home")
+    return redirect("games:table", table_id=table.pk)
+
+
+def _code_limit_idents(request: HttpRequest) -> list[str]:
+    return [f"user:{request.user.pk}", f"addr:{ratelimit.client_address(request)}"]
+
+
+def _find_by_code(request: HttpRequest, raw: object) -> Table:
+    """The waiting private table with this code; ActionError (and one more counted failure) otherwise."""
+    idents = _code_limit_idents(request)
+    if ratelimit.blocked("code", idents, settings.POCHA_CODE_ATTEMPTS):
+        raise actions.ActionError("code_rate", _("Demasiados códigos equivocados seguidos. Espera un minuto y "
+                                                 "vuelve a probar."))
+    code = access.normalize_code(raw)
+    table = None if code is None else (Table.objects.filter(code=code, status=Table.Status.WAITING, is_public=False)
+                                       .first())
+    if table is not None:
+        return table
+    ratelimit.fail("code", idents)
+    if code is None:
+        raise actions.ActionError("code_malformed", _("Un código de mesa son cinco letras, como «KDMTR»."))
+    if Table.objects.filter(code=code, is_public=False).exists():
+        raise actions.ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha "
+                                                    "cancelado."))
+    raise actions.ActionError("code_unknown", _("No hay ninguna mesa esperando con el código %(code)s.")
+                              % {"code": code})
+
+
+@login_required
+@require_POST
+def join_by_code(request: HttpRequest) -> HttpResponse:
+    """Typed code: take a seat at that private table."""
+    try:
+        table = _find_by_code(request, request.POST.get("code"))
+        if not Seat.objects.filter(table=table, user_id=request.user.pk).exists():
+            actions.do_take_seat(table.pk, request.user, code=table.code)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        return redirect("home")
+    return redirect("games:table", table_id=table.pk)
+
+
+@login_required
+def private_link(request: HttpRequest, code: str) -> HttpResponse:
+    """The share link: who is at the table and what it stakes, and a button to sit (sitting moves chips,
+    so it is never done by merely opening a link)."""
+    try:
+        table = _find_by_code(request, code)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        return redirect("home")
+    if Seat.objects.filter(table=table, user_id=request.user.pk).exists():
+        return redirect("games:table", table_id=table.pk)
+    seats = list(Seat.objects.filter(table=table))
+    return render(request, "games/join.html", {
+        "table": table, "seats": seats, "host": next((s.name for s in seats if s.position == 0), ""),
+        "free": table.size - len(seats), "chips": ledger.balance(request.user.pk),
+    })
+
+
+@login_required
+@require_POST
+def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
+    code = access.normalize_code(request.POST.get("code"))
+    try:
+        actions.do_take_seat(table_id, request.user, code=code)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        if error.code in ("unknown_table", "code_expired"):
             return redirect("home")
     return redirect("games:table", table_id=table_id)
 
 
-@login_required
-def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
+def _visible_table(request: HttpRequest, table_id: int) -> tuple[Table, list[Seat]]:
     table = Table.objects.filter(pk=table_id).first()
     if table is None:
         raise Http404
     seats = list(Seat.objects.filter(table=table))
+    if not access.can_view(table, request.user, seats=seats):
+        raise Http404  # a private table is, to anyone else, a table that does not exist
+    return table, seats
+
+
+@login_required
+def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
+    table, seats = _visible_table(request, table_id)
     language = get_language() or "es"
     ctx = selectors.board_context(table, seats, selectors.Viewer(request.user.pk, language))
     ctx["oob"] = False
+    if table.code and table.status == Table.Status.WAITING:
+        ctx["share_url"] = request.build_absolute_uri(reverse("games:private_link", args=[table.code]))
     return render(request, "games/table.html", ctx)
 
 
 @login_required
 def record_download(request: HttpRequest, table_id: int) -> HttpResponse:
-    table = Table.objects.filter(pk=table_id).first()
-    if table is None or table.status != Table.Status.FINISHED:
+    table, _seats = _visible_table(request, table_id)
+    if table.status != Table.Status.FINISHED:
         raise Http404  # the record holds every hand: only once the game is over
     game = selectors.game_state(table)
     assert game is not None

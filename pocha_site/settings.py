@@ -72,6 +72,16 @@ def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
     return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 
+def cache_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``CACHES`` setting: Redis when ``REDIS_URL`` is set, so counters such as the rate limits hold
+    across every ASGI process; else this process's memory (one process in the embedded mode)."""
+    redis_url = env.get("REDIS_URL")
+    if redis_url:
+        return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url,
+                            "KEY_PREFIX": "pocha", "OPTIONS": {"socket_timeout": REDIS_SOCKET_TIMEOUT}}}
+    return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pocha"}}
+
+
 ENV = os.environ
 
 # --- Core -------------------------------------------------------------------------------------
@@ -128,6 +138,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.wallet",
             ],
         },
     },
@@ -140,6 +151,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = ENV.get("REDIS_URL") or None
 CHANNEL_LAYERS = channel_layer_settings(ENV)
+CACHES = cache_settings(ENV)
 
 # With Redis, Celery worker + beat run the turn clock; without it, an in-process loop does.
 POCHA_CELERY_CLOCK = REDIS_URL is not None
@@ -190,6 +202,8 @@ STORAGES = {
 POCHA_BOT_DELAY = float(ENV.get("POCHA_BOT_DELAY", "1.0"))
 # Seconds after a seated player's last socket closes before the bot plays their turns.
 POCHA_DISCONNECT_GRACE = float(ENV.get("POCHA_DISCONNECT_GRACE", "5"))
+# Wrong private-table codes a person (and an address) may try in a minute.
+POCHA_CODE_ATTEMPTS = int(ENV.get("POCHA_CODE_ATTEMPTS", "10"))
 # Seconds a quick-play table waits for people before bots fill the empty seats.
 POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
 

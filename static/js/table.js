@@ -53,3 +53,15 @@
     });
   }, 1000);
 })();
+// "Copiar enlace": the private table's invitation link, absolute, to the clipboard.
+document.addEventListener("click", function (event) {
+  var button = event.target.closest && event.target.closest("[data-copy-link]");
+  if (!button) return;
+  var link = new URL(button.dataset.copyLink, window.location.href).href;
+  var done = function () { button.dataset.copied = "true"; };
+  if (navigator.clipboard && navigator.clipboard.writeText) {
+    navigator.clipboard.writeText(link).then(done, function () { window.prompt("", link); });
+  } else {
+    window.prompt("", link);
+  }
+});

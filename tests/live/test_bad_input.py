@@ -273,10 +273,18 @@ async def test_a_trump_choice_in_a_normal_round() -> None:
 
 
 async def test_start_and_leave_once_the_game_is_on() -> None:
+    """Starting again is refused; leaving a started game hands the seat to the bot (the seat stays theirs),
+    and leaving a second time is refused."""
     async with arena() as place:
         await refused(place, place.mover, {"action": "start", "seq": place.mover.seq}, "Esta partida ya ha empezado.")
+        seq = place.witness.seq
+        await place.witness.send({"action": "leave", "seq": seq})
+        await place.witness.wait_for(lambda: place.witness.seq == seq + 1)
+        seat = await database_sync_to_async(Seat.objects.get)(table_id=place.table_id, user=place.witness.user)
+        assert seat.left and seat.away and not seat.is_bot
+        assert "El bot está jugando por ti." in place.witness.board
         await refused(place, place.witness, {"action": "leave", "seq": place.witness.seq},
-                      "La partida ya ha empezado: no puedes levantarte.")
+                      "Ya has dejado esta partida: el bot juega por ti.")
 
 
 # -- stale pages and repeated frames ----------------------------------------------------------

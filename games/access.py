@@ -1,0 +1,98 @@
+"""Who may see a table and who may sit at it: one check for the page, the socket, the record
+download and every action, so a private table cannot be reached through a forgotten door.
+
+* A public table can be watched by anyone signed in.
+* A private table can be seen only by the people seated at it (the host among them), by staff,
+  and — while it waits for players — by whoever brings its code.
+* A seat can be taken only at a waiting table with a free seat, once per person, with the chips
+  for the stake; at a private table, only with its code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+from accounts import ledger
+from games.errors import ActionError
+from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table
+
+_CODE = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
+
+
+def normalize_code(raw: Any) -> str | None:
+    """A code as typed (any case, spaces anywhere) in its canonical form, or None if it cannot be one."""
+    if not isinstance(raw, str) or len(raw) > 40:
+        return None
+    code = "".join(raw.split()).upper()
+    return code if _CODE.match(code) else None
+
+
+def _seats(table: Table, seats: list[Seat] | None) -> list[Seat]:
+    return list(Seat.objects.filter(table=table)) if seats is None else seats
+
+
+def can_view(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> bool:
+    if user is None or not user.is_authenticated:
+        return False
+    if table.is_public or user.is_staff:
+        return True
+    if table.created_by_id == user.pk:
+        return True
+    if any(s.user_id == user.pk for s in _seats(table, seats)):
+        return True
+    return bool(code) and table.status == Table.Status.WAITING and table.code == code
+
+
+def can_view_id(table_id: int, user: Any) -> bool:
+    """``can_view`` by id (the socket's check when it opens); False for a table that does not exist."""
+    table = Table.objects.filter(pk=table_id).first()
+    return table is not None and can_view(table, user)
+
+
+def check_view(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
+    """ActionError("unknown_table") when the user may not see the table: a private table someone may not
+    see is, to them, a table that does not exist (no hint that the id is in use)."""
+    if not can_view(table, user, code, seats):
+        raise ActionError("unknown_table", _("Esa mesa no existe."))
+
+
+def no_chips_error(have: int, need: int) -> ActionError:
+    return ActionError("chips", _(
+        "No tienes fichas suficientes: tienes %(have)s y esta mesa pide %(need)s. Juega en una mesa gratis "
+        "o de menos fichas; si te quedan menos de 100, pide la recarga diaria de 500 en tu cartera."
+    ), params={"have": have, "need": need})
+
+
+def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
+    """Raise ActionError unless ``user`` may take a seat at ``table`` now (the final chips check is the
+    ledger's own, under the account's lock)."""
+    if user is None or not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    seats = _seats(table, seats)
+    seated = any(s.user_id == user.pk for s in seats)
+    if not table.is_public and table.created_by_id != user.pk and not seated:
+        if not code or code != table.code:
+            raise ActionError("unknown_table", _("Esa mesa no existe."))
+        if table.status != Table.Status.WAITING:
+            raise ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha cancelado."))
+    if table.status != Table.Status.WAITING:
+        raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+    if seated:
+        raise ActionError("already_seated", _("Ya estás sentado en esta mesa."))
+    if len(seats) >= table.size:
+        raise ActionError("full", _("La mesa está completa."))
+    if table.stake:
+        have = ledger.balance(user.pk)
+        if have < table.stake:
+            raise no_chips_error(have, table.stake)
+
+
+def can_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> bool:
+    try:
+        check_sit(table, user, code, seats)
+    except ActionError:
+        return False
+    return True
