@@ -24,3 +24,12 @@ from hypothesis import settings as hypothesis_settings  # noqa: E402
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits(settings) -> None:
+    """Each test counts its own failures: in services mode the counters live in Redis, shared by every
+    test (and every run), so each test gets its own key prefix instead of a flushed cache."""
+    import uuid
+
+    settings.POCHA_RATELIMIT_PREFIX = f"rl-test-{uuid.uuid4().hex}"
