@@ -6,6 +6,12 @@ user or pot would go below zero, and writes the entries and the new balances tog
 ``key`` makes it exactly-once: a second ``post`` of the same event changes nothing and returns
 ``None``.  Callers open the database transaction (``transaction.atomic``) so the chips move in the
 same commit as whatever they pay for: a seat, the last card of a game, a cancellation.
+
+Lock order, for PostgreSQL: a table's row first (``games.actions`` takes it), then accounts by id.
+A pot is only ever touched under its table's lock, so nobody waits for a pot while holding another
+table's.  A transaction that posts several times over different people (a cancellation refunding
+every seat) takes all its account locks first with ``lock_accounts``; the others touch one person's
+account and at most the house or the grants account, in a single ``post``.
 """
 
 from __future__ import annotations
@@ -77,6 +83,13 @@ def balance(user_id: int) -> int:
 
 
 # -- the one write -------------------------------------------------------------------------
+
+
+def lock_accounts(accounts: Iterable[Account]) -> None:
+    """Lock now, in the ledger's order (by id), every account a transaction of several ``post`` calls
+    will touch, so that its later posts never take a lock out of that order."""
+    ids = sorted({a.pk for a in accounts})
+    list(Account.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
 
 
 def post(kind: str, key: str, legs: Iterable[tuple[Account, int]], *, table_id: int | None = None,

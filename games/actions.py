@@ -17,6 +17,7 @@ from typing import Any, Callable
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -365,7 +366,13 @@ def _on_finish(table: Table, game: GameState) -> dict[str, Any]:
 
 def _on_cancel(table: Table) -> Changed:
     """A table called off before the start: every stake still in the pot goes back to whoever put it in."""
-    for seat in Seat.objects.filter(table=table):
+    seats = list(Seat.objects.filter(table=table))
+    if table.stake:
+        # Several refunds in one transaction: take every account's lock first, in the ledger's order.
+        ledger.lock_accounts(Account.objects.filter(
+            Q(kind=Account.Kind.POT, table_id=table.pk)
+            | Q(kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id])))
+    for seat in seats:
         _refund_stake(table, seat)
     return _commit(table, table.seq, status=Table.Status.CANCELLED, fill_at=None)
 
