@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -190,8 +189,6 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     language = get_language() or "es"
     ctx = selectors.board_context(table, seats, selectors.Viewer(request.user.pk, language))
     ctx["oob"] = False
-    if table.code and table.status == Table.Status.WAITING:
-        ctx["share_url"] = request.build_absolute_uri(reverse("games:private_link", args=[table.code]))
     return render(request, "games/table.html", ctx)
 
 

@@ -1,0 +1,448 @@
+"""Two friends play a private table for chips in real browsers (Debian's Chromium) on the real server.
+
+Everything goes through the page, as people would do it. Ana signs up and creates a private table in
+the lobby («Mesa privada»: 3 players, a stake of 500, bots allowed); Bruno signs up in another browser,
+types the table's code in lower case with a space in it, and sits. Both now hold 4.500 chips. Ana (the
+host) starts, a bot takes the third seat, and both play the whole game (18 rounds at three) by clicking
+whatever their board offers, at the same time, until the final ranking shows. Then the chips: the pot of
+1.500 goes to the winner(s) as the rules split it, the headers and the wallet page agree, and the code no
+longer lets anyone in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .server import LiveServer
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
+                               "(pip install -e '.[dev]')")
+expect = sync_api.expect
+
+VIEWPORT = {"width": 1100, "height": 900}
+PASSWORD = "cuarenta-bazas-2025"
+WELCOME = 5_000
+STAKE = 500
+SIZE = 3
+POT = STAKE * SIZE
+GAME_TIMEOUT = 240.0  # seconds for the whole game (18 rounds at three; the bots think for 0.05 s)
+STEP_TIMEOUT = 30_000  # ms for any one change of the page
+AUCTION_BID = 4  # what the people bid in auction rounds (the highest bid chooses the trump)
+
+# Runs in each page before its own scripts: notes every flash message (a refused move) and lost connection.
+WATCH_PAGE = """
+(() => {
+  window.__pocha = {connectionLost: 0, flashes: []};
+  const look = () => {
+    const flash = document.getElementById('flash');
+    const said = flash ? flash.textContent.trim() : '';
+    if (said && !window.__pocha.flashes.includes(said)) window.__pocha.flashes.push(said);
+    if (document.querySelector('#connection[data-state="closed"]')) window.__pocha.connectionLost += 1;
+  };
+  new MutationObserver(look).observe(document, {subtree: true, childList: true, attributes: true});
+})();
+"""
+
+
+class Person:
+    """One person in their own browser context (own cookies), and every error their page reported."""
+
+    def __init__(self, browser: Any, server: LiveServer, name: str) -> None:
+        self.name = name
+        self.context = browser.new_context(base_url=server.url, viewport=VIEWPORT, locale="es-ES")
+        self.context.set_default_timeout(STEP_TIMEOUT)
+        self.context.add_init_script(WATCH_PAGE)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        self.page.on("requestfailed", self._request_failed)
+        self.page.on("response", self._response)
+        # the game loop's bookkeeping
+        self.pending: int | None = None  # the board seq of the move sent and not yet answered
+        self.pending_since = 0.0
+        self.moves = {"bid": 0, "trump": 0, "play": 0}
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(f"console.error: {message.text} ({message.location})")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400:
+            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
+
+    def _request_failed(self, request: Any) -> None:
+        if "ERR_ABORTED" not in (request.failure or ""):  # leaving a page cancels its pending requests
+            self.errors.append(f"request failed: {request.method} {request.url}: {request.failure}")
+
+    def sign_up(self) -> None:
+        page = self.page
+        page.goto("/accounts/signup/")
+        page.fill("input[name=username]", self.name)
+        page.fill("input[name=password1]", PASSWORD)
+        page.fill("input[name=password2]", PASSWORD)
+        page.locator("form.stacked button[type=submit]").click()
+        page.wait_for_url(re.compile(r"/$"))
+        expect(page.locator(".site-nav .who")).to_have_text(self.name)
+        expect_header_chips(self, WELCOME)
+
+    def join_by_code(self, typed: str) -> None:
+        form = self.page.locator("#private form.join-code")
+        form.get_by_label("Código de la mesa").fill(typed)
+        form.get_by_role("button", name="Unirse").click()
+        self.page.wait_for_load_state()
+
+
+@pytest.fixture
+def people(chromium: Any, pocha_server: LiveServer) -> Iterator[list[Person]]:
+    """Up to three people, each in a fresh browser context; made on demand by ``arrive``."""
+    made: list[Person] = []
+    yield made
+    for person in made:
+        person.context.close()
+
+
+def arrive(people: list[Person], browser: Any, server: LiveServer, name: str) -> Person:
+    person = Person(browser, server, f"{name}_{uuid.uuid4().hex[:6]}")
+    people.append(person)
+    person.sign_up()
+    return person
+
+
+def fichas(n: int) -> str:
+    """A chip count as the Spanish pages write it: 4.500."""
+    return f"{n:,}".replace(",", ".")
+
+
+def header_chips(person: Person) -> int:
+    return int(person.page.locator("#chips-amount").get_attribute("data-chips") or "-1")
+
+
+def expect_header_chips(person: Person, amount: int) -> None:
+    chips = person.page.locator("#chips #chips-amount")
+    expect(chips, f"{person.name}'s header should show {amount} chips").to_have_attribute("data-chips", str(amount))
+    expect(chips, f"{person.name}'s header should write {amount} as {fichas(amount)}").to_have_text(fichas(amount))
+
+
+def board_seq(page: Any) -> int:
+    return int(page.locator("#table-root").get_attribute("data-seq") or "0")
+
+
+def game_over(page: Any) -> bool:
+    return bool(page.locator("#controls ol.ranking").count() > 0)
+
+
+def click_move(locator: Any) -> int | None:
+    """Click the first offered move; return the board seq it was made at, or None if it went away.
+
+    The seq comes from the button itself (its ``hx-vals``), not from the page: a newer board may arrive
+    between looking and clicking, and the answer to the move is the board after *its* seq.
+    """
+    try:
+        button = locator.first.element_handle(timeout=1_000)
+        seq = int(json.loads(button.get_attribute("hx-vals") or "{}")["seq"])
+        button.click(timeout=1_000)
+    except (sync_api.Error, KeyError, ValueError):
+        return None  # the board moved on under us: look again
+    return seq
+
+
+def take_a_turn(person: Person) -> bool:
+    """If it is this person's turn (and their last move has been answered), make the move the board
+    offers: a bid (in an auction a high one, else the first or second allowed one in turn), a trump suit
+    or the first playable card."""
+    page = person.page
+    if person.pending is not None:
+        if board_seq(page) > person.pending:
+            person.pending = None
+        else:
+            waited = time.monotonic() - person.pending_since
+            assert waited < STEP_TIMEOUT / 1000, (
+                f"{person.name}'s move at board {person.pending} got no newer board in {waited:.0f} s; "
+                f"flashes: {page.evaluate('window.__pocha.flashes')}")
+            return False
+    controls = page.locator("#controls")
+    bids = controls.get_by_role("group", name="Tu pedido").get_by_role("button", name=re.compile(r"^Pedir \d+$"))
+    suits = controls.get_by_role("group", name="Elige el triunfo").get_by_role("button")
+    cards = page.get_by_role("region", name="Tu mano").locator("button.card.playable")
+    move, seq = None, None
+    if bids.count():
+        n = bids.count()
+        if "subasta" in " ".join(page.locator("#board-status .round-line").all_inner_texts()):
+            # an auction: bid high (up to AUCTION_BID), to win it now and then and choose the trump
+            offered = [int(b) for b in bids.evaluate_all("bs => bs.map(b => b.textContent.trim())")]
+            if not offered:
+                return False  # the board moved on under us: look again
+            pick = bids.nth(max(i for i, b in enumerate(offered) if b <= AUCTION_BID or i == 0))
+        else:
+            pick = bids.nth(1) if person.moves["bid"] % 2 and n > 1 else bids
+        move, seq = "bid", click_move(pick)
+    elif suits.count():
+        move, seq = "trump", click_move(suits)
+    elif cards.count():
+        move, seq = "play", click_move(cards)
+    if move is None or seq is None:
+        return False
+    person.moves[move] += 1
+    person.pending, person.pending_since = seq, time.monotonic()
+    return True
+
+
+def play_to_the_end(players: list[Person], shots: Path) -> None:
+    """Both people play at once: each pass looks at every page and moves where it is that page's turn."""
+    deadline = time.monotonic() + GAME_TIMEOUT
+    shot_taken = False
+    while not all(game_over(p.page) for p in players):
+        if time.monotonic() > deadline:
+            rounds = {p.name: p.page.locator("#board-status .round-line").all_inner_texts() for p in players}
+            pytest.fail(f"the game has not ended after {GAME_TIMEOUT} s: {rounds}")
+        moved = False
+        for person in players:
+            if game_over(person.page):
+                continue
+            if not shot_taken and person.page.locator("#hand button.card.playable").count() > 3:
+                person.page.screenshot(path=str(shots / "private-mid-game.png"), full_page=True)
+                shot_taken = True
+            moved = take_a_turn(person) or moved
+        if not moved:
+            players[0].page.wait_for_timeout(30)
+
+
+def seat_names(page: Any) -> list[str]:
+    """The players in seat order, as the scoreboard's columns show them (seat 0 first)."""
+    heads = [t.strip() for t in page.locator("#scores table.scoreboard thead th").all_inner_texts()]
+    assert heads and heads[0] == "Ronda", heads
+    return heads[1:]
+
+
+def seat_totals(page: Any) -> list[int]:
+    return [int(t.strip()) for t in page.locator("#scores table.scoreboard tfoot td").all_inner_texts()]
+
+
+RANKING_LINE = re.compile(r"^(?P<place>\d+)\.\s+(?P<name>.+?)\s+—\s+(?P<total>-?\d+)\b")
+
+
+def read_ranking(page: Any) -> list[dict[str, Any]]:
+    """The final ranking as the page shows it: place, name, total, winner mark and chips won."""
+    rows = []
+    for li in page.locator("#controls ol.ranking > li").all():
+        text = " ".join(li.inner_text().split())
+        match = RANKING_LINE.match(text)
+        assert match, f"unreadable ranking line: {text!r}"
+        won = li.locator(".won-chips")
+        assert won.count() == 1, f"a staked table's ranking line should say the chips won or lost: {text!r}"
+        rows.append({"place": int(match["place"]), "name": match["name"], "total": int(match["total"]),
+                     "winner": "ganador" in text, "chips": int(won.get_attribute("data-chips") or "-1"),
+                     "chips_text": won.inner_text().strip(), "text": text})
+    return rows
+
+
+def expected_split(pot: int, winner_seats: list[int]) -> dict[int, int]:
+    """RULES: equal shares; the chips that do not divide go one each to the winners in seat order from 0."""
+    order = sorted(winner_seats)
+    share, left_over = divmod(pot, len(order))
+    return {seat: share + (1 if i < left_over else 0) for i, seat in enumerate(order)}
+
+
+def wallet_rows(page: Any) -> list[tuple[str, str]]:
+    page.goto("/accounts/fichas/")
+    rows = []
+    for tr in page.locator("table.movements tbody tr").all():
+        cells = [c.strip() for c in tr.locator("td").all_inner_texts()]
+        rows.append((cells[1], cells[2]))
+    return rows
+
+
+def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server: LiveServer,
+                                                     people: list[Person], screenshot_dir: Path) -> None:
+    started = time.monotonic()
+    ana = arrive(people, chromium, pocha_server, "ana")
+    bruno = arrive(people, chromium, pocha_server, "bruno")
+
+    # Ana, in the lobby's «Mesa privada»: 3 players, 500 chips, bots allowed, «Crear mesa privada»
+    private = ana.page.locator("#private")
+    expect(private.get_by_role("heading", name="Mesa privada")).to_be_visible()
+    private.get_by_label("Jugadores").select_option(str(SIZE))
+    private.get_by_label("Apuesta").select_option(str(STAKE))
+    bots = private.get_by_label("Los bots ocupan los asientos libres")
+    expect(bots).to_be_checked()
+    private.get_by_role("button", name="Crear mesa privada").click()
+    ana.page.wait_for_url(re.compile(r"/mesa/\d+/$"))
+    table_id = int(re.search(r"/mesa/(\d+)/$", ana.page.url).group(1))  # type: ignore[union-attr]
+    table_url = ana.page.url
+
+    code = ana.page.locator("#table-code").inner_text().strip()
+    assert re.fullmatch(r"[A-Z]{5}", code), f"the table code should be five capital letters, not {code!r}"
+    invite = ana.page.get_by_role("link", name="Enlace para invitar")
+    expect(invite).to_have_attribute("href", f"/mesa/privada/{code}/")
+    expect(ana.page.locator("#board-status .tag", has_text="privada")).to_be_visible()
+    expect(ana.page.locator("#board-status .stake-line")).to_have_text(
+        f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(STAKE)} fichas")
+    expect_header_chips(ana, WELCOME - STAKE)
+
+    # the table is not among the lobby's open tables: only the code leads to it (the lobby test below
+    # looks at that list closely)
+    bruno.page.goto("/")
+    expect(bruno.page.locator("#open-tables").first).to_be_visible()
+    expect(bruno.page.locator("#open-tables").first).not_to_contain_text(ana.name)
+    expect(bruno.page.locator(f"a[href='{table_url.removeprefix(pocha_server.url)}']")).to_have_count(0)
+
+    # Bruno types the code as people do: lower case, with a space in it
+    typed = f"{code[:3].lower()} {code[3:].lower()}"
+    bruno.join_by_code(typed)
+    expect(bruno.page, f"the code typed as {typed!r} should seat Bruno at the table").to_have_url(table_url)
+    expect(bruno.page.locator("#players li", has_text=bruno.name)).to_contain_text("tú")
+    for person in (ana, bruno):  # Ana's page learns of Bruno over the socket
+        expect(person.page.locator("#players .seat-list li", has_text=bruno.name)).to_have_count(1)
+        expect(person.page.locator("#players .seat-list li", has_text=ana.name)).to_have_count(1)
+        expect(person.page.locator("#board-status .stake-line")).to_have_text(
+            f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(2 * STAKE)} fichas")
+        expect_header_chips(person, WELCOME - STAKE)
+        expect(person.page.locator("#connection")).to_have_attribute("data-state", "open")
+
+    # only the host may start
+    expect(bruno.page.locator("#controls").get_by_role("button", name="Empezar", exact=True)).to_have_count(0)
+    expect(bruno.page.locator("#controls")).to_contain_text("Quien ha creado la mesa empieza la partida")
+    start = ana.page.locator("#controls").get_by_role("button", name="Empezar", exact=True)
+    expect(start).to_be_visible()
+    ana.page.screenshot(path=str(screenshot_dir / "private-waiting-host.png"), full_page=True)
+    start.click()
+
+    # a bot takes the third seat; the pot holds three stakes
+    for person in (ana, bruno):
+        players = person.page.locator("#players table.player-table tbody tr")
+        expect(players).to_have_count(SIZE)
+        expect(person.page.locator("#players tr.me")).to_contain_text(person.name)
+        expect(person.page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(1)
+        expect(person.page.locator("#board-status .stake-line")).to_have_text(
+            f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")
+        expect(person.page.locator("#table-code")).to_have_count(0)
+
+    game_started = time.monotonic()
+    play_to_the_end([ana, bruno], screenshot_dir)
+    game_seconds = time.monotonic() - game_started
+
+    # the final ranking, on both pages
+    outcome: dict[str, int] = {}
+    for person in (ana, bruno):
+        page = person.page
+        expect(page.locator("#controls").get_by_role("heading", name="Clasificación final")).to_be_visible()
+        page.screenshot(path=str(screenshot_dir / f"private-final-{person.name.split('_')[0]}.png"), full_page=True)
+        names = seat_names(page)
+        totals = seat_totals(page)
+        assert len(names) == SIZE and ana.name in names and bruno.name in names, names
+        ranking = read_ranking(page)
+        assert sorted(r["name"] for r in ranking) == sorted(names), (ranking, names)
+        by_name = {r["name"]: r for r in ranking}
+        for seat, name in enumerate(names):
+            assert by_name[name]["total"] == totals[seat], f"{name}: ranking and scoreboard totals differ"
+        best = max(totals)
+        winner_seats = [seat for seat, name in enumerate(names) if by_name[name]["winner"]]
+        assert winner_seats == [seat for seat, total in enumerate(totals) if total == best], (
+            f"the winners marked «ganador» should be exactly those with the top total: {ranking}")
+
+        split = expected_split(POT, winner_seats)
+        for seat, name in enumerate(names):
+            row = by_name[name]
+            want = split.get(seat, 0)
+            assert row["chips"] == want, (f"{name} (seat {seat}) should win {want} of the {POT} pot "
+                                          f"(winners' seats {winner_seats}), the page says {row['chips']}: {ranking}")
+            said = f"gana {fichas(want)} fichas" if want else f"pierde {fichas(STAKE)} fichas"
+            assert row["chips_text"] == said, row["text"]
+        assert sum(r["chips"] for r in ranking) == POT, f"the chips won should add up to the pot: {ranking}"
+        mine = by_name[person.name]["chips"]
+        assert outcome.setdefault(person.name, mine) == mine
+        for other in (ana, bruno):  # both pages tell the same story
+            outcome.setdefault(other.name, by_name[other.name]["chips"])
+            assert outcome[other.name] == by_name[other.name]["chips"], (person.name, ranking)
+
+    # each header: 4.500 plus what they won, on the final board and after a reload
+    for person in (ana, bruno):
+        expect_header_chips(person, WELCOME - STAKE + outcome[person.name])
+        person.page.reload()
+        expect(person.page.locator("#controls ol.ranking")).to_be_visible()
+        expect_header_chips(person, WELCOME - STAKE + outcome[person.name])
+
+    # the wallet lists the stake and, for a winner, the pot
+    for person in (ana, bruno):
+        rows = wallet_rows(person.page)
+        person.page.screenshot(path=str(screenshot_dir / f"private-wallet-{person.name.split('_')[0]}.png"),
+                               full_page=True)
+        expect(person.page.locator("#wallet-balance")).to_have_text(fichas(WELCOME - STAKE + outcome[person.name]))
+        what = {w: amount for w, amount in rows}
+        assert what.get(f"Apuesta en la mesa {table_id}") == f"−{fichas(STAKE)}", rows
+        if outcome[person.name]:
+            assert what.get(f"Bote de la mesa {table_id}") == f"+{fichas(outcome[person.name])}", rows
+        else:
+            assert f"Bote de la mesa {table_id}" not in what, rows
+        assert what.get("Regalo de bienvenida") == f"+{fichas(WELCOME)}", rows
+
+    # the code is spent: a third person typing it is told so, and keeps their chips
+    carla = arrive(people, chromium, pocha_server, "carla")
+    carla.join_by_code(code)
+    expect(carla.page).to_have_url(re.compile(r"/$"))
+    expect(carla.page.locator(".messages")).to_contain_text("Ese código ya no sirve")
+    carla.page.screenshot(path=str(screenshot_dir / "private-code-spent.png"), full_page=True)
+    expect_header_chips(carla, WELCOME)
+    carla.page.goto(f"/mesa/privada/{code}/")  # the invitation link says the same
+    expect(carla.page).to_have_url(re.compile(r"/$"))
+    expect(carla.page.locator(".messages")).to_contain_text("Ese código ya no sirve")
+
+    for person in (ana, bruno):
+        assert person.page.evaluate("window.__pocha.connectionLost") == 0, f"{person.name} lost the connection"
+        assert person.page.evaluate("window.__pocha.flashes") == [], f"a move of {person.name}'s was refused"
+        assert person.moves["bid"] == 18, (person.name, person.moves)  # their own bid in each of the 18 rounds
+        assert person.moves["play"] == 88, (person.name, person.moves)  # 1..8, 3 × 8, 7..1 cards
+    for person in people:
+        assert person.errors == [], f"{person.name}'s page reported errors: {person.errors}"
+    # last (its 404 is an error the page reports): the table itself is, to Carla, a table that does not exist
+    response = carla.page.goto(table_url)
+    assert response is not None and response.status == 404, f"{table_url} for Carla: {response and response.status}"
+    print(f"\nprivate table {table_id}: game {game_seconds:.1f} s, test {time.monotonic() - started:.1f} s; "
+          f"moves {ana.name} {ana.moves}, {bruno.name} {bruno.moves}; chips won {outcome}")
+
+
+def test_the_lobby_lists_open_tables_but_not_a_private_one(chromium: Any, pocha_server: LiveServer,
+                                                          people: list[Person]) -> None:
+    """Ana opens a public table and a private one; Bruno's lobby lists the public one only, in one list
+    that it refreshes every 5 s."""
+    ana = arrive(people, chromium, pocha_server, "ana")
+    ana.page.locator("#private").get_by_label("Apuesta").select_option(str(STAKE))
+    ana.page.locator("#private").get_by_role("button", name="Crear mesa privada").click()
+    ana.page.wait_for_url(re.compile(r"/mesa/\d+/$"))
+    private_id = int(re.search(r"/mesa/(\d+)/$", ana.page.url).group(1))  # type: ignore[union-attr]
+    ana.page.goto("/")
+    ana.page.get_by_role("button", name="Abrir mesa").click()
+    ana.page.wait_for_url(re.compile(r"/mesa/\d+/$"))
+    public_id = int(re.search(r"/mesa/(\d+)/$", ana.page.url).group(1))  # type: ignore[union-attr]
+
+    bruno = arrive(people, chromium, pocha_server, "bruno")
+    polls: list[str] = []
+
+    def note_poll(request: Any) -> None:
+        if "/mesas/abiertas/" in request.url:
+            polls.append(request.url)
+
+    bruno.page.on("request", note_poll)
+    bruno.page.goto("/")
+    lists_on_load = bruno.page.locator("#open-tables").count()
+    listed = bruno.page.locator("#open-tables li")
+    expect(listed.filter(has_text=f"Mesa {public_id}:").first).to_contain_text(ana.name)
+    expect(listed.filter(has_text=f"Mesa {private_id}:")).to_have_count(0)
+    bruno.page.wait_for_timeout(5_600)  # one refresh
+    expect(listed.filter(has_text=f"Mesa {private_id}:")).to_have_count(0)
+    expect(listed.filter(has_text=f"Mesa {public_id}:").first).to_contain_text(ana.name)
+    assert ana.errors == [] and bruno.errors == [], ana.errors + bruno.errors
+    # one list, refreshed once per 5 s: the lobby must not wrap the refreshed fragment (which is itself the
+    # ``#open-tables`` element, with its own poll) in a second element with the same id and the same poll
+    assert (lists_on_load, len(polls)) == (1, 1), (
+        f"the lobby opened with {lists_on_load} elements with id open-tables, and fetched the open tables "
+        f"{len(polls)} times in its first 5.6 s: {polls}")
