@@ -56,6 +56,8 @@ def check_view(table: Table, user: Any, code: str | None = None, seats: list[Sea
     """ActionError("unknown_table") when the user may not see the table: a private table someone may not
     see is, to them, a table that does not exist (no hint that the id is in use)."""
     if not can_view(table, user, code, seats):
+        if code and code == table.code and not table.is_public:  # they had the code: say it has expired
+            raise ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha cancelado."))
         raise ActionError("unknown_table", _("Esa mesa no existe."))
 
 

@@ -205,7 +205,9 @@ def test_a_started_tables_code_and_link_no_longer_work() -> None:
                      client.get(f"/mesa/privada/{table.code}/", follow=True)):
         assert page_messages(response) == ["Ese código ya no sirve: la partida ha empezado o se ha cancelado."]
     response = client.post(f"/mesa/{table.pk}/sentarse/", {"code": table.code}, follow=True)
-    assert page_messages(response) == ["Esa mesa no existe."]
+    assert page_messages(response) == ["Ese código ya no sirve: la partida ha empezado o se ha cancelado."]
+    response = client.post(f"/mesa/{table.pk}/sentarse/", {"code": "QQQQQ"}, follow=True)
+    assert page_messages(response) == ["Esa mesa no existe."]  # no code, no hint that the table exists
     assert everything() == before
 
 
