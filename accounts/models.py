@@ -105,3 +105,10 @@ class Profile(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
     quick_size = models.PositiveSmallIntegerField(default=4)
     quick_stake = models.PositiveIntegerField(default=0)
+    #: Moderation: a suspended player cannot sit, join or play; they are told why.
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_reason = models.CharField(max_length=300, blank=True, default="")
+    suspended_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    #: The player closed their account: the name was anonymised, the history and ledger kept.
+    closed_at = models.DateTimeField(null=True, blank=True)

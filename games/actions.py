@@ -25,6 +25,7 @@ from accounts import ledger
 from accounts.models import Account, Profile
 from accounts.models import Transaction as LedgerTransaction
 from games import access, push, timers
+from leaderboard import scores
 from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, default_action
 from games.engine.snapshot import dump, load
 from games.models import Bid as BidRow
@@ -347,21 +348,43 @@ def _deal(table: Table, game: GameState) -> Round:
 
 
 def _on_finish(table: Table, game: GameState) -> dict[str, Any]:
-    """The game is over: the pot goes to the winner, or is split among those sharing first place, in the
-    same transaction as the last move.  A second call finds the payout recorded and pays nothing."""
+    """The game is over: the pot goes to the winner, or is split among those sharing first place, each
+    seat's record is written and the rankings move, all in the same transaction as the last move.
+    A second call (the table already finished) changes nothing."""
+    finished = {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
+    if table.status == Table.Status.FINISHED:
+        return finished
+    winners = list(game.winners() or [])
+    seats = {s.position: s for s in Seat.objects.filter(table=table)}
     pot = Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk).first()
-    winners = list(game.winners())
+    shares: dict[int, int] = {}
     if pot is not None and pot.balance > 0 and winners:
         shares = split_pot(pot.balance, winners)
-        owners = {s.position: s for s in Seat.objects.filter(table=table)}
         legs: list[tuple[Account, int]] = [(pot, -pot.balance)]
         for position, share in shares.items():
-            seat = owners[position]
+            seat = seats[position]
             legs.append((ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id), share))
-        if ledger.post(LedgerTransaction.Kind.PAYOUT, f"payout:table:{table.pk}", legs, table_id=table.pk):
-            for position, share in shares.items():
-                Seat.objects.filter(pk=owners[position].pk).update(winnings=share)
-    return {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
+        if ledger.post(LedgerTransaction.Kind.PAYOUT, f"payout:table:{table.pk}", legs, table_id=table.pk) is None:
+            shares = {}  # paid before: nothing more to record
+    places = _places(game.totals)
+    for position, seat in seats.items():
+        bids = [(r.bids[position], r.tricks[position]) for r in game.results if r.bids[position] is not None]
+        seat.winnings = shares.get(position, 0)
+        seat.place = places[position]
+        seat.final_total = game.totals[position]
+        seat.rounds_bid = len(bids)
+        seat.exact_bids = sum(1 for bid, tricks in bids if bid == tricks)
+        seat.save(update_fields=["winnings", "place", "final_total", "rounds_bid", "exact_bids"])
+    if table.is_quick and table.is_public:  # private tables and bots never count in the rankings
+        scores.record_game([(s.user_id, s.winnings - table.stake, s.place == 1)
+                            for s in seats.values() if not s.is_bot and s.user_id is not None],
+                           finished["finished_at"])
+    return finished
+
+
+def _places(totals: list[int] | tuple[int, ...]) -> list[int]:
+    """Each seat's final place: 1 + how many scored more (players sharing a total share a place)."""
+    return [1 + sum(1 for other in totals if other > mine) for mine in totals]
 
 
 def _on_cancel(table: Table) -> Changed:

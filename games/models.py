@@ -102,6 +102,12 @@ class Seat(models.Model):
     left = models.BooleanField(default=False)
     #: Chips this seat received from the pot when the game ended.
     winnings = models.PositiveIntegerField(default=0)
+    #: Filled when the game ends, for profiles: final place (1 = won, shared places repeat), final
+    #: points, rounds in which the seat bid, and how many of those it made exactly.
+    place = models.PositiveSmallIntegerField(null=True, blank=True)
+    final_total = models.IntegerField(null=True, blank=True)
+    rounds_bid = models.PositiveSmallIntegerField(default=0)
+    exact_bids = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["position"]

@@ -1,0 +1,113 @@
+"""Keeping the rankings: the periods in Madrid time, and the per-period totals written when a game ends.
+
+``record_game`` runs inside the transaction of a game's last move (``games.actions._on_finish``), right
+after the pot is paid, so a ranking never shows a game whose chips have not moved, nor misses one
+that has.  Only finished public quick games count; private tables and bots never do.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db.models import Q
+
+from leaderboard.models import PeriodScore
+
+MADRID = ZoneInfo("Europe/Madrid")
+ALL_TIME = date(2000, 1, 1)
+PERIODS = (PeriodScore.Period.WEEK, PeriodScore.Period.MONTH, PeriodScore.Period.ALL)
+
+
+def period_start(period: str, moment: datetime) -> date:
+    """The first day (in Madrid) of the ``period`` that contains ``moment``."""
+    day = moment.astimezone(MADRID).date()
+    if period == PeriodScore.Period.WEEK:
+        return day - timedelta(days=day.weekday())
+    if period == PeriodScore.Period.MONTH:
+        return day.replace(day=1)
+    return ALL_TIME
+
+
+def next_start(period: str, start: date) -> date | None:
+    """The first day of the period after the one starting on ``start`` (None for all time)."""
+    if period == PeriodScore.Period.WEEK:
+        return start + timedelta(days=7)
+    if period == PeriodScore.Period.MONTH:
+        return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return None
+
+
+def previous_start(period: str, start: date) -> date | None:
+    if period == PeriodScore.Period.WEEK:
+        return start - timedelta(days=7)
+    if period == PeriodScore.Period.MONTH:
+        return (start - timedelta(days=1)).replace(day=1)
+    return None
+
+
+def madrid_midnight(day: date) -> datetime:
+    """00:00 in Madrid on ``day`` (an aware datetime; daylight saving is the zone's business)."""
+    return datetime.combine(day, time(0), tzinfo=MADRID)
+
+
+def is_final(period: str, start: date, now: datetime) -> bool:
+    """A past period's ranking no longer changes."""
+    end = next_start(period, start)
+    return end is not None and now >= madrid_midnight(end)
+
+
+def position_of(row: PeriodScore) -> int:
+    """1 + how many rank above ``row`` in its period: more chips, or as many reached earlier."""
+    above = PeriodScore.objects.filter(period=row.period, start=row.start).filter(
+        Q(net__gt=row.net) | Q(net=row.net, reached_at__lt=row.reached_at)
+        | Q(net=row.net, reached_at=row.reached_at, user_id__lt=row.user_id))
+    return above.count() + 1
+
+
+def record_game(results: Iterable[tuple[int, int, bool]], when: datetime) -> None:
+    """Add one finished quick game to each player's week, month and all-time totals.
+
+    ``results``: (user id, net chips, won) for every person seated; the caller leaves out bots and
+    games that do not count.  Rows are locked in user order, then period order, so two games ending
+    at once never wait on each other in a cycle.
+    """
+    for user_id, net, won in sorted(results):
+        for period in PERIODS:
+            row, created = PeriodScore.objects.select_for_update().get_or_create(
+                user_id=user_id, period=period, start=period_start(period, when), defaults={"reached_at": when})
+            row.games += 1
+            row.wins += 1 if won else 0
+            if net:
+                row.net += net
+                row.reached_at = when
+            row.save(update_fields=["games", "wins", "net", "reached_at"])
+            position = position_of(row)
+            if row.best_position is None or position < row.best_position:
+                PeriodScore.objects.filter(pk=row.pk).update(best_position=position)
+
+
+def rebuild_totals() -> dict[tuple[int, str, date], dict[str, Any]]:
+    """Every (user, period, start) total recomputed from the ledger and the finished games' seats —
+    what the kept rows must equal."""
+    from accounts.models import Entry
+    from games.models import Seat, Table
+
+    totals: dict[tuple[int, str, date], dict[str, Any]] = defaultdict(lambda: {"net": 0, "games": 0, "wins": 0})
+    tables = {t.pk: t for t in Table.objects.filter(status=Table.Status.FINISHED, is_public=True, is_quick=True)}
+    nets: dict[tuple[int, int], int] = defaultdict(int)
+    for table_id, user_id, amount in (Entry.objects.filter(transaction__table_id__in=tables, account__kind="user")
+                                      .values_list("transaction__table_id", "account__user_id", "amount")):
+        nets[(table_id, user_id)] += amount
+    for seat in Seat.objects.filter(table_id__in=tables, is_bot=False, user__isnull=False):
+        table = tables[seat.table_id]
+        assert table.finished_at is not None
+        for period in PERIODS:
+            total = totals[(seat.user_id, period, period_start(period, table.finished_at))]
+            total["net"] += nets[(table.pk, seat.user_id)]
+            total["games"] += 1
+            total["wins"] += 1 if seat.place == 1 else 0
+    return dict(totals)
