@@ -15,13 +15,14 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from accounts import ledger
+from accounts import ledger, moderation
 from accounts.models import Account, Profile
 from accounts.models import Transaction as LedgerTransaction
 from games import access, push, timers
@@ -60,12 +61,16 @@ def _check_seq(table: Table, seq: int | None) -> None:
                           resync=True)
 
 
-def _user_seat(table: Table, user: User) -> Seat:
+def _user_seat(table: Table, user: User, *, active: bool = True) -> Seat:
+    """The person's seat at the table.  ``active``: refuse a suspended person (read in the same query)."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
-    seat = Seat.objects.filter(table=table, user_id=user.pk).first()
+    seat = Seat.objects.filter(table=table, user_id=user.pk).select_related("user__profile").first()
     if seat is None:
         raise ActionError("not_seated", _("No estás sentado en esta mesa."))
+    profile = getattr(seat.user, "profile", None)
+    if active and profile is not None and profile.suspended_at is not None:
+        raise access.suspended_error(profile.suspended_reason)
     return seat
 
 
@@ -149,10 +154,12 @@ def do_create_table(user: User, size: int, *, public: bool = True, quick: bool =
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     _check_size_and_stake(size, stake)
+    access.check_not_suspended(user)
     have = ledger.balance(user.pk)
     if have < stake:
         raise access.no_chips_error(have, stake)
     with transaction.atomic():
+        access.check_not_suspended(user, lock=True)  # a suspension being written waits for this table
         for attempt in range(20):
             try:
                 with transaction.atomic():  # a code another waiting table just took: draw again
@@ -180,6 +187,7 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
     """"Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    access.check_not_suspended(user)
     _check_size_and_stake(size, stake)
     Profile.objects.update_or_create(user_id=user.pk, defaults={"quick_size": size, "quick_stake": stake})
     mine = (Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING],
@@ -212,6 +220,7 @@ def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | 
         seats = list(Seat.objects.filter(table=table))
         access.check_view(table, user, code, seats)
         _check_seq(table, seq)
+        access.check_not_suspended(user, lock=True)  # a suspension being written waits for this seat
         access.check_sit(table, user, code, seats)
         taken = {s.position for s in seats}
         free = [p for p in range(table.size) if p not in taken]
@@ -232,7 +241,7 @@ def do_leave_seat(table_id: int, user: User, seq: int | None = None) -> Changed:
     with transaction.atomic():
         table = _lock(table_id)
         _check_seq(table, seq)
-        seat = _user_seat(table, user)
+        seat = _user_seat(table, user, active=False)  # leaving is always allowed (a suspension leaves this way)
         if table.status == Table.Status.PLAYING:
             if seat.left:
                 raise ActionError("already_left", _("Ya has dejado esta partida: el bot juega por ti."))
@@ -352,10 +361,11 @@ def _on_finish(table: Table, game: GameState) -> dict[str, Any]:
     seat's record is written and the rankings move, all in the same transaction as the last move.
     A second call (the table already finished) changes nothing."""
     finished = {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
-    if table.status == Table.Status.FINISHED:
+    seats = {s.position: s for s in Seat.objects.filter(table=table)}
+    # Settled already (the places, the payout and the rankings are written together): nothing more.
+    if table.status == Table.Status.FINISHED or any(s.place is not None for s in seats.values()):
         return finished
     winners = list(game.winners() or [])
-    seats = {s.position: s for s in Seat.objects.filter(table=table)}
     pot = Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk).first()
     shares: dict[int, int] = {}
     if pot is not None and pot.balance > 0 and winners:
@@ -365,7 +375,7 @@ def _on_finish(table: Table, game: GameState) -> dict[str, Any]:
             seat = seats[position]
             legs.append((ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id), share))
         if ledger.post(LedgerTransaction.Kind.PAYOUT, f"payout:table:{table.pk}", legs, table_id=table.pk) is None:
-            shares = {}  # paid before: nothing more to record
+            raise RuntimeError(f"table {table.pk}: the pot was paid but the seats were not settled")
     places = _places(game.totals)
     for position, seat in seats.items():
         bids = [(r.bids[position], r.tricks[position]) for r in game.results if r.bids[position] is not None]
@@ -388,7 +398,8 @@ def _places(totals: list[int] | tuple[int, ...]) -> list[int]:
 
 
 def _on_cancel(table: Table) -> Changed:
-    """A table called off before the start: every stake still in the pot goes back to whoever put it in."""
+    """A table called off (before the start, or by a moderator during the game): every stake still in
+    the pot goes back to whoever put it in."""
     seats = list(Seat.objects.filter(table=table))
     if table.stake:
         # Several refunds in one transaction: take every account's lock first, in the ledger's order.
@@ -584,3 +595,70 @@ ACTIONS_BY_VERB: dict[str, Callable[..., Changed]] = {
     "leave": do_leave_seat,
     "sit": do_take_seat,
 }
+
+
+# -- moderation ----------------------------------------------------------------------------
+
+
+def _moderation_error(error: moderation.ModerationError) -> ActionError:
+    return ActionError(error.code, error.message)
+
+
+def do_suspend(user_id: int, moderator: Any, reason: str) -> list[Changed]:
+    """Suspend a person: they can no longer sit, join or play.  Their waiting seats are given up (the
+    stake refunded, as when leaving), the bot takes their seats in running games at once, each table
+    is redrawn for everyone at it, and then every socket of theirs is told why and closed.
+
+    The flag is committed first, on its own: a seat being taken meanwhile either sees it and is
+    refused, or commits before it and is given up here."""
+    try:
+        profile = moderation.suspend(user_id, moderator, reason)
+    except moderation.ModerationError as error:
+        raise _moderation_error(error) from None
+    user = get_user_model().objects.get(pk=user_id)
+    changes = []
+    live = (Seat.objects.filter(user_id=user_id, left=False,
+                                table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
+            .order_by("table_id").values_list("table_id", flat=True))
+    for table_id in list(live):
+        try:
+            changes.append(do_leave_seat(table_id, user))
+        except ActionError:
+            continue  # the table moved on meanwhile (it finished, or was cancelled)
+    text = profile.suspended_reason
+    transaction.on_commit(lambda: push.account_suspended(user_id, text))
+    return changes
+
+
+def do_lift_suspension(user_id: int, moderator: Any, reason: str = "") -> bool:
+    """Lift a person's suspension (False if they were not suspended).  Their seats in games still
+    running stay with the bot until they come back ("Vuelvo") or play a card."""
+    try:
+        return moderation.lift(user_id, moderator, reason)
+    except moderation.ModerationError as error:
+        raise _moderation_error(error) from None
+
+
+def do_admin_cancel(table_id: int, moderator: Any, reason: str) -> Changed:
+    """A moderator calls off a waiting or running table: every stake goes back once (a bot's to the
+    house), the table is closed with no winner and no clock, and every seat's page is redrawn.
+    A table already finished or cancelled is refused and nothing changes."""
+    try:
+        text = moderation.clean_reason(reason, moderation.ADJUSTMENT_REASON_MAX)
+    except moderation.ModerationError as error:
+        raise _moderation_error(error) from None
+    with transaction.atomic():
+        table = _lock(table_id)
+        if table.status not in (Table.Status.WAITING, Table.Status.PLAYING):
+            raise ActionError("not_running", _("Esta partida ya ha terminado o está cancelada."))
+        if table.stake:
+            # Every account the refunds touch, the house too when bots staked, locked in the ledger's order.
+            seats = list(Seat.objects.filter(table=table))
+            owners = Q(kind=Account.Kind.POT, table_id=table.pk) | Q(
+                kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id])
+            if any(s.is_bot for s in seats):
+                owners |= Q(kind=Account.Kind.HOUSE)
+            ledger.lock_accounts(Account.objects.filter(owners))
+        changed = _on_cancel(table)
+        moderation.log(moderator, table, f"Partida cancelada: {text}")
+    return changed
