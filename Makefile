@@ -38,6 +38,14 @@ bench: venv
 	$(BIN)/python -m games.engine selfplay --players 4 --games 200 --seed 1
 	$(BIN)/python -m games.engine bench
 
+# The rankings page at scale: 100,000 players and 2 million ledger entries.  Needs PostgreSQL (not part
+# of `bench`): the data goes in a database of its own, created and filled on the first run (~2 minutes)
+# and reused after while the sizes and the week are the same.
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/pocha_bench
+.PHONY: bench-ranking
+bench-ranking: venv
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python benchmarks/ranking_bench.py --players 100000 --entries 2000000
+
 typecheck: venv
 	$(BIN)/mypy --strict games/engine
 

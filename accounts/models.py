@@ -16,6 +16,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -26,14 +27,17 @@ class Account(models.Model):
         GRANTS = "grants", _("regalos")
         POT = "pot", _("bote")
 
-    kind = models.CharField(max_length=8, choices=Kind.choices)
+    kind = models.CharField(_("tipo"), max_length=8, choices=Kind.choices)
     user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="chip_account")
+                                related_name="chip_account", verbose_name=_("jugador"))
     table = models.OneToOneField("games.Table", null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="pot_account")
-    balance = models.BigIntegerField(default=0)
+                                 related_name="pot_account", verbose_name=_("mesa"))
+    balance = models.BigIntegerField(_("saldo"), default=0)
 
     class Meta:
+        verbose_name = _("cuenta de fichas")
+        verbose_name_plural = _("cuentas de fichas")
+        permissions = [("adjust_chips", _("Puede ajustar las fichas de un jugador"))]
         constraints = [
             # Users and pots can never owe chips; the grants account is where chips come from, and
             # the house may be down on its bots' stakes.
@@ -50,10 +54,12 @@ class Account(models.Model):
 
     def __str__(self) -> str:
         if self.kind == self.Kind.USER:
-            return f"{self.user} ({self.balance})"
+            return gettext("%(user)s (%(balance)s fichas)") % {"user": self.user, "balance": self.balance}
         if self.kind == self.Kind.POT:
-            return f"bote de la mesa {self.table_id} ({self.balance})"
-        return f"{self.get_kind_display()} ({self.balance})"
+            return gettext("Bote de la mesa %(table)s (%(balance)s fichas)") % {"table": self.table_id,
+                                                                               "balance": self.balance}
+        return gettext("%(kind)s (%(balance)s fichas)") % {"kind": self.get_kind_display().capitalize(),
+                                                           "balance": self.balance}
 
 
 class Transaction(models.Model):
@@ -65,30 +71,36 @@ class Transaction(models.Model):
         PAYOUT = "payout", _("Bote")
         ADJUSTMENT = "adjustment", _("Ajuste")
 
-    kind = models.CharField(max_length=12, choices=Kind.choices)
+    kind = models.CharField(_("tipo"), max_length=12, choices=Kind.choices)
     #: The one event this transaction records; a second attempt at the same event finds it taken.
-    key = models.CharField(max_length=80, unique=True)
+    key = models.CharField(_("clave"), max_length=80, unique=True)
     table = models.ForeignKey("games.Table", null=True, blank=True, on_delete=models.PROTECT,
-                              related_name="chip_transactions")
-    note = models.CharField(max_length=200, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
+                              related_name="chip_transactions", verbose_name=_("mesa"))
+    note = models.CharField(_("motivo"), max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(_("fecha"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("movimiento de fichas")
+        verbose_name_plural = _("movimientos de fichas")
         indexes = [models.Index(fields=["table", "kind"], name="txn_table_kind_idx")]
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.key}"
+        return f"{self.get_kind_display()} {self.key}"
 
 
 class Entry(models.Model):
-    transaction = models.ForeignKey(Transaction, on_delete=models.PROTECT, related_name="entries")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    transaction = models.ForeignKey(Transaction, on_delete=models.PROTECT, related_name="entries",
+                                    verbose_name=_("movimiento"))
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries",
+                                verbose_name=_("cuenta"))
     #: Chips into (+) or out of (−) the account.
-    amount = models.BigIntegerField()
+    amount = models.BigIntegerField(_("fichas"))
     #: The account's balance right after this entry (the wallet page's running balance).
-    balance_after = models.BigIntegerField()
+    balance_after = models.BigIntegerField(_("saldo después"))
 
     class Meta:
+        verbose_name = _("apunte")
+        verbose_name_plural = _("apuntes")
         constraints = [
             models.CheckConstraint(condition=~Q(amount=0), name="entry_amount_not_zero"),
             models.UniqueConstraint(fields=["transaction", "account"], name="entry_one_per_account"),
@@ -96,19 +108,29 @@ class Entry(models.Model):
         indexes = [models.Index(fields=["account", "-id"], name="entry_account_idx")]
 
     def __str__(self) -> str:
-        return f"{self.account_id} {self.amount:+d}"
+        return gettext("Cuenta %(account)s: %(amount)s") % {"account": self.account_id,
+                                                              "amount": f"{self.amount:+d}"}
 
 
 class Profile(models.Model):
     """What a player chose last time, so the lobby offers it again."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
-    quick_size = models.PositiveSmallIntegerField(default=4)
-    quick_stake = models.PositiveIntegerField(default=0)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile",
+                                verbose_name=_("jugador"))
+    quick_size = models.PositiveSmallIntegerField(_("jugadores en «Jugar ya»"), default=4)
+    quick_stake = models.PositiveIntegerField(_("apuesta en «Jugar ya»"), default=0)
     #: Moderation: a suspended player cannot sit, join or play; they are told why.
-    suspended_at = models.DateTimeField(null=True, blank=True)
-    suspended_reason = models.CharField(max_length=300, blank=True, default="")
+    suspended_at = models.DateTimeField(_("suspendido el"), null=True, blank=True)
+    suspended_reason = models.CharField(_("motivo de la suspensión"), max_length=300, blank=True, default="")
     suspended_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                     related_name="+")
+                                     related_name="+", verbose_name=_("suspendido por"))
     #: The player closed their account: the name was anonymised, the history and ledger kept.
-    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(_("cuenta cerrada el"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("perfil")
+        verbose_name_plural = _("perfiles")
+        permissions = [("suspend_user", _("Puede suspender a un jugador y levantar la suspensión"))]
+
+    def __str__(self) -> str:
+        return gettext("Perfil de %(user)s") % {"user": self.user}

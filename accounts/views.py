@@ -1,18 +1,32 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login, logout
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import ledger
-from accounts.models import Entry, Transaction
+from accounts.forms import (CLOSED_PREFIX, CloseAccountForm, EmailChangeForm, LimitedAuthenticationForm,
+                            LimitedPasswordChangeForm, SignupForm)
+from accounts.models import Entry, Profile, Transaction
+from games import actions
+from games.errors import ActionError
+from games.models import Seat, Table
+from pocha_site import ratelimit
 
 MOVEMENTS_PER_PAGE = 25
 
@@ -24,20 +38,187 @@ def _safe_next(request: HttpRequest) -> str:
     return settings.LOGIN_REDIRECT_URL
 
 
+TOO_MANY_SIGNUPS = gettext_lazy("Se han creado demasiadas cuentas desde tu conexión. Espera un rato y vuelve "
+                                 "a probar.")
+TOO_MANY_RESETS = gettext_lazy("Ya se han pedido demasiados correos para recuperar contraseñas. Espera un rato "
+                               "y vuelve a probar.")
+#: Too Many Requests: what a refused attempt answers (the page still shows the form and why).
+TOO_MANY_REQUESTS = 429
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
-    """Create an account (with its welcome chips) and sign the new user in straight away."""
+    """Create an account (with its welcome chips) and sign the new user in straight away.
+
+    Each address may create ``POCHA_SIGNUP_LIMIT`` accounts per ``POCHA_SIGNUP_WINDOW`` seconds."""
     if request.user.is_authenticated:
         return redirect(_safe_next(request))
-    form = UserCreationForm(request.POST if request.method == "POST" else None)
+    form = SignupForm(request.POST if request.method == "POST" else None)
+    address = [ratelimit.client_address(request)]
+    if request.method == "POST" and ratelimit.blocked("signup", address, settings.POCHA_SIGNUP_LIMIT,
+                                                      settings.POCHA_SIGNUP_WINDOW):
+        form.add_error(None, TOO_MANY_SIGNUPS)
+        return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)},
+                      status=TOO_MANY_REQUESTS)
     if form.is_valid():
         with transaction.atomic():  # the user and their welcome grant, or neither
             user = form.save()
+        ratelimit.fail("signup", address, settings.POCHA_SIGNUP_WINDOW)  # counts accounts made, not mistakes
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, _("¡Bienvenido! Tienes %(n)s fichas de regalo para empezar.")
                          % {"n": f"{ledger.WELCOME_CHIPS:,}".replace(",", ".")})
         return redirect(_safe_next(request))
     return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)})
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login, with failures counted per address and per account (``accounts.forms``)."""
+
+    template_name = "accounts/login.html"
+    redirect_authenticated_user = True
+    authentication_form = LimitedAuthenticationForm
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        response = super().form_invalid(form)
+        if any(error.code == "too_many" for error in form.errors.as_data().get("__all__", [])):
+            response.status_code = TOO_MANY_REQUESTS
+        return response
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """"¿Has olvidado la contraseña?": an e-mail with a one-time link, if an active account has that
+    address (the page says the same either way).  Each address, and each e-mail, may ask for
+    ``POCHA_RESET_LIMIT`` per ``POCHA_RESET_WINDOW`` seconds."""
+
+    template_name = "accounts/password_reset.html"
+    email_template_name = "registration/password_reset_email.txt"
+    subject_template_name = "registration/password_reset_subject.txt"
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        scopes = [("reset-address", [ratelimit.client_address(self.request)]),
+                  ("reset-email", [ratelimit.hashed(form.cleaned_data["email"])])]
+        if any(ratelimit.blocked(scope, idents, settings.POCHA_RESET_LIMIT, settings.POCHA_RESET_WINDOW)
+               for scope, idents in scopes):
+            form.add_error(None, TOO_MANY_RESETS)
+            return self.render_to_response(self.get_context_data(form=form), status=TOO_MANY_REQUESTS)
+        for scope, idents in scopes:
+            ratelimit.fail(scope, idents, settings.POCHA_RESET_WINDOW)
+        return super().form_valid(form)
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    template_name = "accounts/password_change.html"
+    form_class = LimitedPasswordChangeForm
+    success_url = reverse_lazy("accounts:password_change_done")
+
+
+# -- the account page ----------------------------------------------------------------------
+
+
+def _account_page(request: HttpRequest, email_form: EmailChangeForm | None = None,
+                  close_form: CloseAccountForm | None = None, status: int = 200) -> HttpResponse:
+    return render(request, "accounts/account.html", {
+        "email_form": email_form or EmailChangeForm(request.user, request),
+        "close_form": close_form or CloseAccountForm(request.user, request),
+        "balance": ledger.balance(request.user.pk),
+    }, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account(request: HttpRequest) -> HttpResponse:
+    """"Mi cuenta": the e-mail (change or remove it), the password, and closing the account."""
+    if request.method != "POST":
+        return _account_page(request)
+    form = EmailChangeForm(request.user, request, data=request.POST)
+    if not form.is_valid():
+        return _account_page(request, email_form=form)
+    user = request.user
+    user.email = form.cleaned_data["email"]
+    user.save(update_fields=["email"])
+    if user.email:
+        messages.success(request, _("Guardado: tu correo electrónico es ahora %(email)s.") % {"email": user.email})
+    else:
+        messages.success(request, _("Guardado: ya no tienes correo electrónico en la cuenta."))
+    return redirect("accounts:account")
+
+
+@login_required
+@require_POST
+def close(request: HttpRequest) -> HttpResponse:
+    """Close the account for good (confirmed with the password), then sign out."""
+    form = CloseAccountForm(request.user, request, data=request.POST)
+    if not form.is_valid():
+        return _account_page(request, close_form=form)
+    close_account(request.user)
+    logout(request)
+    messages.success(request, _("Tu cuenta está cerrada. ¡Gracias por jugar a La Pocha!"))
+    return redirect("home")
+
+
+def closed_name(user: AbstractBaseUser) -> str:
+    """``jugador-borrado-<id>``: unique, since nobody may sign up with the prefix (and if an older account
+    somehow has it, a number more)."""
+    users = get_user_model().objects.exclude(pk=user.pk)
+    name = f"{CLOSED_PREFIX}-{user.pk}"
+    extra = 1
+    while users.filter(username__iexact=name).exists():
+        extra += 1
+        name = f"{CLOSED_PREFIX}-{user.pk}-{extra}"
+    return name
+
+
+def close_account(user: AbstractBaseUser) -> str:
+    """Close ``user``'s account and return the name it now goes by.
+
+    The person disappears: the name becomes ``jugador-borrado-<id>`` everywhere it is shown (the
+    account, every seat they ever had and the names kept in each game's record), the e-mail goes, the
+    password no longer works and the account is inactive, so nobody can sign in with it again.  What
+    happened stays as it was: the games, the rankings (under the new name) and every chip movement.
+    Seats at tables that have not started are given up (with the stake back); seats in running games
+    are left to the bot to the end, both through ``games.actions.do_leave_seat``.  The chips stay in
+    the account: they have no value and nothing is paid out.
+    """
+    User = get_user_model()
+    with transaction.atomic():
+        # Every table they ever sat at first, in id order as every move takes them, then their seats:
+        # a move holding its table's lock may be about to touch the same seat rows.
+        table_ids = sorted(set(Seat.objects.filter(user_id=user.pk).values_list("table_id", flat=True)))
+        tables = list(Table.objects.select_for_update().filter(pk__in=table_ids).order_by("pk"))
+        locked = User.objects.select_for_update().get(pk=user.pk)
+        name = closed_name(locked)
+        locked.username = name
+        locked.email = ""
+        locked.first_name = ""
+        locked.last_name = ""
+        locked.is_active = False
+        locked.set_unusable_password()
+        locked.save()
+        Profile.objects.update_or_create(user_id=locked.pk, defaults={"closed_at": timezone.now()})
+        Seat.objects.filter(user_id=locked.pk).update(name=name)
+        # The engine keeps the players' names in its snapshot too (the downloadable game record).
+        for table in tables:
+            if not isinstance(table.state, dict) or not table.state.get("names"):
+                continue
+            names = list(table.state["names"])
+            for position in Seat.objects.filter(table=table, user_id=locked.pk).values_list("position", flat=True):
+                if 0 <= position < len(names):
+                    names[position] = name
+            Table.objects.filter(pk=table.pk).update(state={**table.state, "names": names})
+    for attr in ("username", "email", "first_name", "last_name", "is_active", "password"):
+        setattr(user, attr, getattr(locked, attr))
+    # Each seat in its own transaction, as the seat's owner would leave it: a table that moved on in
+    # the meantime (finished, or already left to the bot) has nothing to give up.
+    live = (Seat.objects.filter(user_id=user.pk, left=False,
+                                table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
+            .order_by("table_id").values_list("table_id", flat=True))
+    for table_id in list(live):
+        try:
+            actions.do_leave_seat(table_id, user)
+        except ActionError:
+            pass
+    return name
 
 
 def describe(record: Transaction) -> str:

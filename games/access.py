@@ -6,6 +6,7 @@ download and every action, so a private table cannot be reached through a forgot
   and — while it waits for players — by whoever brings its code.
 * A seat can be taken only at a waiting table with a free seat, once per person, with the chips
   for the stake; at a private table, only with its code.
+* A suspended person can watch, but cannot sit, join or play anywhere (``check_not_suspended``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
-from accounts import ledger
+from accounts import ledger, moderation
 from games.errors import ActionError
 from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table
 
@@ -68,11 +69,24 @@ def no_chips_error(have: int, need: int) -> ActionError:
     ), params={"have": have, "need": need})
 
 
+def suspended_error(reason: str) -> ActionError:
+    return ActionError("suspended", _("Tu cuenta está suspendida: %(reason)s"), params={"reason": reason})
+
+
+def check_not_suspended(user: Any, *, lock: bool = False) -> None:
+    """ActionError("suspended") with the moderator's reason if ``user`` is suspended.  ``lock``: hold
+    their user row until the transaction ends (see ``accounts.moderation``)."""
+    reason = moderation.suspension_reason(getattr(user, "pk", None), lock=lock)
+    if reason is not None:
+        raise suspended_error(reason)
+
+
 def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
     """Raise ActionError unless ``user`` may take a seat at ``table`` now (the final chips check is the
     ledger's own, under the account's lock)."""
     if user is None or not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    check_not_suspended(user)
     seats = _seats(table, seats)
     seated = any(s.user_id == user.pk for s in seats)
     if not table.is_public and table.created_by_id != user.pk and not seated:

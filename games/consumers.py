@@ -11,6 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from accounts import moderation
 from games import access, actions, push, selectors
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,13 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.accept()
+        # Join the person's group before looking at their suspension: one written in between is then
+        # either seen here or heard there.
+        await self.channel_layer.group_add(push.user_group(self.user_id), self.channel_name)
+        reason = await database_sync_to_async(moderation.suspension_reason)(self.user_id)
+        if reason is not None:
+            await self.refuse_suspended(reason)
+            return
         if not await database_sync_to_async(access.can_view_id)(self.table_id, user):
             # A private table is, to anyone not at it, a table that does not exist.
             await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
@@ -69,6 +77,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.counted = True
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "user_id", None) is not None:
+            await self.channel_layer.group_discard(push.user_group(self.user_id), self.channel_name)
         if hasattr(self, "table_id"):
             await self.channel_layer.group_discard(push.table_group(self.table_id), self.channel_name)
             if getattr(self, "counted", False):
@@ -105,6 +115,14 @@ class TableConsumer(AsyncWebsocketConsumer):
         except Exception:
             log.exception("table %s: frame failed", getattr(self, "table_id", None))
             await self.send_error(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+
+    async def account_suspended(self, event: dict[str, Any]) -> None:
+        """A moderator has just suspended this person: say why and close."""
+        await self.refuse_suspended(str(event.get("reason", "")))
+
+    async def refuse_suspended(self, reason: str) -> None:
+        await self.send_error(access.suspended_error(reason))
+        await self.close(code=4403)
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         seq = int(event.get("seq", 0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -27,43 +28,46 @@ class Table(models.Model):
         FINISHED = "finished", _("terminada")
         CANCELLED = "cancelled", _("cancelada")
 
-    size = models.PositiveSmallIntegerField(choices=[(n, str(n)) for n in range(3, 7)])
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
-    is_public = models.BooleanField(default=True)
-    is_quick = models.BooleanField(default=False)
+    size = models.PositiveSmallIntegerField(_("jugadores"), choices=[(n, str(n)) for n in range(3, 7)])
+    status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.WAITING)
+    is_public = models.BooleanField(_("pública"), default=True)
+    is_quick = models.BooleanField(_("partida rápida"), default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="tables_created")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+                                   related_name="tables_created", verbose_name=_("creada por"))
+    created_at = models.DateTimeField(_("creada el"), auto_now_add=True)
+    started_at = models.DateTimeField(_("empezada el"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("terminada el"), null=True, blank=True)
     #: Bumped on every change; every event, page and form carries it.
-    seq = models.PositiveIntegerField(default=0)
+    seq = models.PositiveIntegerField(_("versión"), default=0)
     #: When a waiting quick table fills its empty seats with bots and starts.
-    fill_at = models.DateTimeField(null=True, blank=True)
+    fill_at = models.DateTimeField(_("se llena con bots el"), null=True, blank=True)
     #: When the next automatic step is due (a bot's move, a turn's clock, a dropped player's grace,
     #: filling a quick table); the sweeper's index.
-    due_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(_("próximo paso automático"), null=True, blank=True)
     #: The turn clock: when the person to move runs out of time (shown as a countdown).
-    turn_deadline = models.DateTimeField(null=True, blank=True)
-    bid_seconds = models.PositiveSmallIntegerField(default=30)
-    card_seconds = models.PositiveSmallIntegerField(default=30)
-    trump_seconds = models.PositiveSmallIntegerField(default=20)
-    seed = models.BigIntegerField(null=True, blank=True)
-    first_dealer = models.PositiveSmallIntegerField(null=True, blank=True)
+    turn_deadline = models.DateTimeField(_("fin del turno"), null=True, blank=True)
+    bid_seconds = models.PositiveSmallIntegerField(_("segundos para pedir"), default=30)
+    card_seconds = models.PositiveSmallIntegerField(_("segundos para jugar carta"), default=30)
+    trump_seconds = models.PositiveSmallIntegerField(_("segundos para elegir triunfo"), default=20)
+    seed = models.BigIntegerField(_("semilla"), null=True, blank=True)
+    first_dealer = models.PositiveSmallIntegerField(_("primer repartidor"), null=True, blank=True)
     #: Denormalised from the engine for quick queries: phase, round and seat to move.
-    phase = models.CharField(max_length=20, blank=True, default="")
-    round_number = models.PositiveSmallIntegerField(default=0)
-    turn_seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    phase = models.CharField(_("fase"), max_length=20, blank=True, default="")
+    round_number = models.PositiveSmallIntegerField(_("ronda"), default=0)
+    turn_seat = models.PositiveSmallIntegerField(_("asiento en turno"), null=True, blank=True)
     #: The engine snapshot (games.engine.snapshot): server-side only, never sent to a browser.
-    state = models.JSONField(null=True, blank=True)
+    state = models.JSONField(_("estado del motor"), null=True, blank=True)
     #: Chips each seat puts in the pot when it sits (0: a free table).
-    stake = models.PositiveIntegerField(default=0, choices=[(s, str(s)) for s in STAKES])
+    stake = models.PositiveIntegerField(_("apuesta"), default=0, choices=[(s, str(s)) for s in STAKES])
     #: Private tables: how others find it while it waits for players (``created_by`` is the host).
-    code = models.CharField(max_length=CODE_LENGTH, null=True, blank=True)
+    code = models.CharField(_("código"), max_length=CODE_LENGTH, null=True, blank=True)
     #: Private tables: whether bots take the seats still empty when the host starts.
-    bots_allowed = models.BooleanField(default=True)
+    bots_allowed = models.BooleanField(_("se admiten bots"), default=True)
 
     class Meta:
+        verbose_name = _("mesa")
+        verbose_name_plural = _("mesas")
+        permissions = [("cancel_table", _("Puede cancelar una partida"))]
         indexes = [
             models.Index(fields=["status", "is_public", "size"], name="table_lobby_idx"),
             models.Index(fields=["due_at"], name="table_due_idx", condition=models.Q(due_at__isnull=False)),
@@ -76,7 +80,8 @@ class Table(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Mesa {self.pk} ({self.size}, {self.status})"
+        return gettext("Mesa %(id)s (%(size)s jugadores, %(status)s)") % {
+            "id": self.pk, "size": self.size, "status": self.get_status_display()}
 
     @property
     def group_name(self) -> str:
@@ -84,32 +89,34 @@ class Table(models.Model):
 
 
 class Seat(models.Model):
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
-    position = models.PositiveSmallIntegerField()
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats", verbose_name=_("mesa"))
+    position = models.PositiveSmallIntegerField(_("asiento"))
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                             related_name="seats")
-    is_bot = models.BooleanField(default=False)
-    name = models.CharField(max_length=150)
-    joined_at = models.DateTimeField(auto_now_add=True)
+                             related_name="seats", verbose_name=_("jugador"))
+    is_bot = models.BooleanField(_("bot"), default=False)
+    name = models.CharField(_("nombre"), max_length=150)
+    joined_at = models.DateTimeField(_("sentado el"), auto_now_add=True)
     #: Turns in a row the clock played for this person; two make them away.
-    timeouts = models.PositiveSmallIntegerField(default=0)
+    timeouts = models.PositiveSmallIntegerField(_("turnos agotados seguidos"), default=0)
     #: Away: the bot plays their turns at once until they act again.
-    away = models.BooleanField(default=False)
+    away = models.BooleanField(_("ausente"), default=False)
     #: Open sockets of this person at this table, and when the last one closed.
-    sockets = models.PositiveSmallIntegerField(default=0)
-    disconnected_at = models.DateTimeField(null=True, blank=True)
+    sockets = models.PositiveSmallIntegerField(_("conexiones abiertas"), default=0)
+    disconnected_at = models.DateTimeField(_("desconectado el"), null=True, blank=True)
     #: The person left a started game: the bot plays the seat to the end, and it is still theirs.
-    left = models.BooleanField(default=False)
+    left = models.BooleanField(_("ha dejado la partida"), default=False)
     #: Chips this seat received from the pot when the game ended.
-    winnings = models.PositiveIntegerField(default=0)
+    winnings = models.PositiveIntegerField(_("fichas ganadas"), default=0)
     #: Filled when the game ends, for profiles: final place (1 = won, shared places repeat), final
     #: points, rounds in which the seat bid, and how many of those it made exactly.
-    place = models.PositiveSmallIntegerField(null=True, blank=True)
-    final_total = models.IntegerField(null=True, blank=True)
-    rounds_bid = models.PositiveSmallIntegerField(default=0)
-    exact_bids = models.PositiveSmallIntegerField(default=0)
+    place = models.PositiveSmallIntegerField(_("puesto final"), null=True, blank=True)
+    final_total = models.IntegerField(_("puntos finales"), null=True, blank=True)
+    rounds_bid = models.PositiveSmallIntegerField(_("rondas en que pidió"), default=0)
+    exact_bids = models.PositiveSmallIntegerField(_("pedidos exactos"), default=0)
 
     class Meta:
+        verbose_name = _("asiento")
+        verbose_name_plural = _("asientos")
         ordering = ["position"]
         constraints = [
             models.UniqueConstraint(fields=["table", "position"], name="seat_unique_position"),
@@ -119,65 +126,86 @@ class Seat(models.Model):
         indexes = [models.Index(fields=["user", "table"], name="seat_user_idx")]
 
     def __str__(self) -> str:
-        return f"{self.name} @ {self.table_id}:{self.position}"
+        return gettext("%(name)s (mesa %(table)s, asiento %(position)s)") % {
+            "name": self.name, "table": self.table_id, "position": self.position}
 
 
 class Round(models.Model):
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="rounds")
-    number = models.PositiveSmallIntegerField()
-    dealer = models.PositiveSmallIntegerField()
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="rounds", verbose_name=_("mesa"))
+    number = models.PositiveSmallIntegerField(_("número"))
+    dealer = models.PositiveSmallIntegerField(_("reparte"))
     #: The deal's seed: the same seed gives the same hands.
-    seed = models.BigIntegerField()
+    seed = models.BigIntegerField(_("semilla"))
     #: By seat, the cards dealt (``[]`` for a resting dealer), in notation.
-    hands = models.JSONField()
-    trump_card = models.CharField(max_length=3, null=True, blank=True)
+    hands = models.JSONField(_("manos repartidas"))
+    trump_card = models.CharField(_("carta de triunfo"), max_length=3, null=True, blank=True)
     #: Auction rounds: the suit the winner chose.
-    trump_suit = models.CharField(max_length=1, null=True, blank=True)
-    auction_winner = models.PositiveSmallIntegerField(null=True, blank=True)
-    trump_by_clock = models.BooleanField(default=False)
+    trump_suit = models.CharField(_("palo de triunfo"), max_length=1, null=True, blank=True)
+    auction_winner = models.PositiveSmallIntegerField(_("ganador de la subasta"), null=True, blank=True)
+    trump_by_clock = models.BooleanField(_("triunfo elegido por el reloj"), default=False)
     #: By seat, once the round is over.
-    points = models.JSONField(null=True, blank=True)
+    points = models.JSONField(_("puntos"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("ronda")
+        verbose_name_plural = _("rondas")
         ordering = ["number"]
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="round_unique_number")]
 
+    def __str__(self) -> str:
+        return gettext("Ronda %(number)s de la mesa %(table)s") % {"number": self.number, "table": self.table_id}
+
 
 class Bid(models.Model):
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="bids")
-    index = models.PositiveSmallIntegerField()  # position in bidding order
-    seat = models.PositiveSmallIntegerField()
-    amount = models.PositiveSmallIntegerField()
-    by_clock = models.BooleanField(default=False)
-    by_bot = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="bids", verbose_name=_("ronda"))
+    index = models.PositiveSmallIntegerField(_("orden"))  # position in bidding order
+    seat = models.PositiveSmallIntegerField(_("asiento"))
+    amount = models.PositiveSmallIntegerField(_("bazas pedidas"))
+    by_clock = models.BooleanField(_("por el reloj"), default=False)
+    by_bot = models.BooleanField(_("por el bot"), default=False)
+    created_at = models.DateTimeField(_("hecho el"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("pedido")
+        verbose_name_plural = _("pedidos")
         ordering = ["index"]
         constraints = [models.UniqueConstraint(fields=["round", "index"], name="bid_unique_index")]
 
+    def __str__(self) -> str:
+        return gettext("Asiento %(seat)s pide %(amount)s") % {"seat": self.seat, "amount": self.amount}
+
 
 class Trick(models.Model):
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="tricks")
-    number = models.PositiveSmallIntegerField()  # from 1
-    leader = models.PositiveSmallIntegerField()
-    winner = models.PositiveSmallIntegerField(null=True, blank=True)
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="tricks", verbose_name=_("ronda"))
+    number = models.PositiveSmallIntegerField(_("número"))  # from 1
+    leader = models.PositiveSmallIntegerField(_("sale"))
+    winner = models.PositiveSmallIntegerField(_("gana"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("baza")
+        verbose_name_plural = _("bazas")
         ordering = ["number"]
         constraints = [models.UniqueConstraint(fields=["round", "number"], name="trick_unique_number")]
 
+    def __str__(self) -> str:
+        return gettext("Baza %(number)s de la %(round)s") % {"number": self.number, "round": str(self.round).lower()}
+
 
 class Play(models.Model):
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="plays")
-    trick = models.ForeignKey(Trick, on_delete=models.CASCADE, related_name="plays")
-    index = models.PositiveSmallIntegerField()  # position in the round's plays
-    seat = models.PositiveSmallIntegerField()
-    card = models.CharField(max_length=3)
-    by_clock = models.BooleanField(default=False)
-    by_bot = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="plays", verbose_name=_("ronda"))
+    trick = models.ForeignKey(Trick, on_delete=models.CASCADE, related_name="plays", verbose_name=_("baza"))
+    index = models.PositiveSmallIntegerField(_("orden"))  # position in the round's plays
+    seat = models.PositiveSmallIntegerField(_("asiento"))
+    card = models.CharField(_("carta"), max_length=3)
+    by_clock = models.BooleanField(_("por el reloj"), default=False)
+    by_bot = models.BooleanField(_("por el bot"), default=False)
+    created_at = models.DateTimeField(_("jugada el"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("carta jugada")
+        verbose_name_plural = _("cartas jugadas")
         ordering = ["index"]
         constraints = [models.UniqueConstraint(fields=["round", "index"], name="play_unique_index")]
+
+    def __str__(self) -> str:
+        return gettext("Asiento %(seat)s juega %(card)s") % {"seat": self.seat, "card": self.card}

@@ -77,6 +77,10 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     view = seat_view(game, my_seat.position if my_seat else None)
     ctx["view"] = view
     ctx.update(_game_context(view, by_pos, lang))
+    if table.status == Table.Status.CANCELLED:
+        # Called off midway: the board stays as it stopped, with no move to make and no winner.
+        ctx.update(bid_options=[], trump_options=[], my_turn=False, over=False, ranking=[], turn_name=None,
+                   hand=[{**card, "playable": False} for card in ctx["hand"]])
     ctx["deadline_in"] = (max(0, int((table.turn_deadline - timezone.now()).total_seconds()))
                           if table.turn_deadline and table.status == Table.Status.PLAYING else None)
     ctx["deadline_ts"] = table.turn_deadline.timestamp() if ctx["deadline_in"] is not None else None

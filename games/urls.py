@@ -14,4 +14,6 @@ urlpatterns = [
     path("mesa/<int:table_id>/", views.table_page, name="table"),
     path("mesa/<int:table_id>/sentarse/", views.take_seat, name="take_seat"),
     path("mesa/<int:table_id>/partida.json", views.record_download, name="record"),
+    path("mesa/<int:table_id>/repeticion/", views.replay, name="replay"),
+    path("jugador/<str:name>/", views.player_profile, name="player"),
 ]

@@ -1,4 +1,5 @@
-"""Thin HTTP adapters: the lobby, private tables by code, the table page and the record download."""
+"""Thin HTTP adapters: the lobby, private tables by code, the table page, the record download, a finished
+game's replay and the players' profiles."""
 
 from __future__ import annotations
 
@@ -6,16 +7,18 @@ import json
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts import ledger
 from accounts.models import Account, Profile
-from games import access, actions, selectors
+from games import access, actions, profiles, selectors
 from games.engine import export_record
 from games.models import STAKES, Seat, Table
 from pocha_site import ratelimit
@@ -203,3 +206,28 @@ def record_download(request: HttpRequest, table_id: int) -> HttpResponse:
                             content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="la-pocha-mesa-{table.pk}.json"'
     return response
+
+
+@login_required
+def replay(request: HttpRequest, table_id: int) -> HttpResponse:
+    """A finished game, step by step, every hand shown: built from its record, like the download."""
+    table, seats = _visible_table(request, table_id)
+    if table.status != Table.Status.FINISHED:
+        raise Http404  # every hand is in it: only once the game is over
+    game = selectors.game_state(table)
+    if game is None:
+        raise Http404
+    user_ids = [s.user_id for s in seats if s.user_id is not None]
+    usernames = {u.pk: u.get_username() for u in get_user_model().objects.filter(pk__in=user_ids)}
+    ctx = profiles.replay_context(table, export_record(game), seats, usernames, get_language() or "es")
+    return render(request, "games/replay.html", ctx)
+
+
+@login_required
+def player_profile(request: HttpRequest, name: str) -> HttpResponse:
+    player = profiles.find_player(name)
+    if player is None:
+        raise Http404
+    if player.get_username() != name:
+        return redirect("games:player", name=player.get_username())
+    return render(request, "games/profile.html", profiles.profile_context(player, request.user, timezone.now()))

@@ -6,7 +6,7 @@ tables to keep only quick games) on every page view costs seconds however it is 
 (player, period) updated in the same transaction as the payout costs three small upserts per seat
 when a game ends, and the page becomes an index scan of the top 100 on
 ``(period, start, -net, reached_at)`` plus one indexed count for the viewer's own position.
-The ledger stays the source: ``leaderboard.scores.rebuild`` recomputes every row from it, and a
+The ledger stays the source: ``leaderboard.scores.rebuild_totals`` recomputes every row from it, and a
 test checks that the kept totals equal the recomputed ones.
 """
 

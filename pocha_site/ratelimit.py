@@ -1,11 +1,13 @@
-"""Counting failures per person and per address in fixed one-minute windows, in Django's cache, so a
-limit holds across every ASGI process when the cache is Redis (services mode).
+"""Counting failures per person and per address in fixed windows (one minute unless told otherwise), in
+Django's cache, so a limit holds across every ASGI process when the cache is Redis (services mode).
 
-Used for wrong private-table codes: a guesser is stopped long before the 3.2 million codes run out.
+Used for wrong private-table codes (a guesser is stopped long before the 3.2 million codes run out),
+failed logins per address and per account, sign-ups per address and password-reset requests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from django.conf import settings
@@ -37,3 +39,9 @@ def fail(scope: str, idents: list[str], window: int = 60) -> None:
 
 def client_address(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR") or "unknown")
+
+
+def hashed(text: str) -> str:
+    """A short stand-in for something a person typed (a user name, an e-mail), whatever its letter case:
+    safe in any cache key, and the cache never holds the text itself."""
+    return hashlib.sha256(text.strip().casefold().encode()).hexdigest()[:32]

@@ -82,6 +82,33 @@ def cache_settings(env: Mapping[str, str]) -> dict[str, Any]:
     return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pocha"}}
 
 
+def email_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The e-mail settings: SMTP when ``EMAIL_HOST`` is set (STARTTLS on port 587 unless told otherwise),
+    else the console backend, which prints every message (password resets too) in the server's log."""
+    from_email = (env.get("DEFAULT_FROM_EMAIL") or "").strip() or "La Pocha <noreply@localhost>"
+    common: dict[str, Any] = {"DEFAULT_FROM_EMAIL": from_email, "SERVER_EMAIL": from_email}
+    host = (env.get("EMAIL_HOST") or "").strip()
+    if not host:
+        return {"EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend", **common}
+    use_ssl = env_bool(env, "EMAIL_USE_SSL", False)
+    use_tls = env_bool(env, "EMAIL_USE_TLS", not use_ssl)
+    if use_ssl and use_tls:
+        raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on.")
+    port = (env.get("EMAIL_PORT") or "").strip()
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": host,
+        "EMAIL_PORT": int(port) if port else (465 if use_ssl else 587 if use_tls else 25),
+        "EMAIL_HOST_USER": env.get("EMAIL_HOST_USER", ""),
+        "EMAIL_HOST_PASSWORD": env.get("EMAIL_HOST_PASSWORD", ""),
+        "EMAIL_USE_TLS": use_tls,
+        "EMAIL_USE_SSL": use_ssl,
+        # A stuck mail server must not hold a request (a password reset) for ever.
+        "EMAIL_TIMEOUT": 10,
+        **common,
+    }
+
+
 ENV = os.environ
 
 # --- Core -------------------------------------------------------------------------------------
@@ -171,6 +198,22 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+
+# Failed logins allowed per client address, and per account, in POCHA_LOGIN_WINDOW seconds; after that
+# even the right password is refused until the window passes.
+POCHA_LOGIN_ATTEMPTS = int(ENV.get("POCHA_LOGIN_ATTEMPTS", "10"))
+POCHA_LOGIN_WINDOW = int(ENV.get("POCHA_LOGIN_WINDOW", "300"))
+# Accounts that may be created from one client address in POCHA_SIGNUP_WINDOW seconds.
+POCHA_SIGNUP_LIMIT = int(ENV.get("POCHA_SIGNUP_LIMIT", "10"))
+POCHA_SIGNUP_WINDOW = int(ENV.get("POCHA_SIGNUP_WINDOW", "3600"))
+# Password-reset e-mails that may be asked for from one address, or for one e-mail, in POCHA_RESET_WINDOW s.
+POCHA_RESET_LIMIT = int(ENV.get("POCHA_RESET_LIMIT", "5"))
+POCHA_RESET_WINDOW = int(ENV.get("POCHA_RESET_WINDOW", "3600"))
+
+# --- E-mail (password resets) -----------------------------------------------------------------
+
+# EMAIL_BACKEND, DEFAULT_FROM_EMAIL and SERVER_EMAIL, and with EMAIL_HOST set the SMTP settings.
+globals().update(email_settings(ENV))
 
 # --- Language and time ------------------------------------------------------------------------
 
