@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
 from .server import LiveServer
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
@@ -34,54 +35,16 @@ STAKE = 500
 SIZE = 3
 POT = STAKE * SIZE
 GAME_TIMEOUT = 240.0  # seconds for the whole game (18 rounds at three; the bots think for 0.05 s)
-STEP_TIMEOUT = 30_000  # ms for any one change of the page
 AUCTION_BID = 4  # what the people bid in auction rounds (the highest bid chooses the trump)
 
-# Runs in each page before its own scripts: notes every flash message (a refused move) and lost connection.
-WATCH_PAGE = """
-(() => {
-  window.__pocha = {connectionLost: 0, flashes: []};
-  const look = () => {
-    const flash = document.getElementById('flash');
-    const said = flash ? flash.textContent.trim() : '';
-    if (said && !window.__pocha.flashes.includes(said)) window.__pocha.flashes.push(said);
-    if (document.querySelector('#connection[data-state="closed"]')) window.__pocha.connectionLost += 1;
-  };
-  new MutationObserver(look).observe(document, {subtree: true, childList: true, attributes: true});
-})();
-"""
-
-
-class Person:
-    """One person in their own browser context (own cookies), and every error their page reported."""
+class Person(BrowserPerson):
+    """One person in their own browser context, with the game loop's bookkeeping."""
 
     def __init__(self, browser: Any, server: LiveServer, name: str) -> None:
-        self.name = name
-        self.context = browser.new_context(base_url=server.url, viewport=VIEWPORT, locale="es-ES")
-        self.context.set_default_timeout(STEP_TIMEOUT)
-        self.context.add_init_script(WATCH_PAGE)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
-        self.page.on("requestfailed", self._request_failed)
-        self.page.on("response", self._response)
-        # the game loop's bookkeeping
+        super().__init__(browser, server, name, VIEWPORT)
         self.pending: int | None = None  # the board seq of the move sent and not yet answered
         self.pending_since = 0.0
         self.moves = {"bid": 0, "trump": 0, "play": 0}
-
-    def _console(self, message: Any) -> None:
-        if message.type == "error":
-            self.errors.append(f"console.error: {message.text} ({message.location})")
-
-    def _response(self, response: Any) -> None:
-        if response.status >= 400:
-            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
-
-    def _request_failed(self, request: Any) -> None:
-        if "ERR_ABORTED" not in (request.failure or ""):  # leaving a page cancels its pending requests
-            self.errors.append(f"request failed: {request.method} {request.url}: {request.failure}")
 
     def sign_up(self) -> None:
         page = self.page
@@ -115,11 +78,6 @@ def arrive(people: list[Person], browser: Any, server: LiveServer, name: str) ->
     people.append(person)
     person.sign_up()
     return person
-
-
-def fichas(n: int) -> str:
-    """A chip count as the Spanish pages write it: 4.500."""
-    return f"{n:,}".replace(",", ".")
 
 
 def header_chips(person: Person) -> int:
@@ -227,24 +185,6 @@ def seat_totals(page: Any) -> list[int]:
     return [int(t.strip()) for t in page.locator("#scores table.scoreboard tfoot td").all_inner_texts()]
 
 
-RANKING_LINE = re.compile(r"^(?P<place>\d+)\.\s+(?P<name>.+?)\s+—\s+(?P<total>-?\d+)\b")
-
-
-def read_ranking(page: Any) -> list[dict[str, Any]]:
-    """The final ranking as the page shows it: place, name, total, winner mark and chips won."""
-    rows = []
-    for li in page.locator("#controls ol.ranking > li").all():
-        text = " ".join(li.inner_text().split())
-        match = RANKING_LINE.match(text)
-        assert match, f"unreadable ranking line: {text!r}"
-        won = li.locator(".won-chips")
-        assert won.count() == 1, f"a staked table's ranking line should say the chips won or lost: {text!r}"
-        rows.append({"place": int(match["place"]), "name": match["name"], "total": int(match["total"]),
-                     "winner": "ganador" in text, "chips": int(won.get_attribute("data-chips") or "-1"),
-                     "chips_text": won.inner_text().strip(), "text": text})
-    return rows
-
-
 def expected_split(pot: int, winner_seats: list[int]) -> dict[int, int]:
     """RULES: equal shares; the chips that do not divide go one each to the winners in seat order from 0."""
     order = sorted(winner_seats)
@@ -339,7 +279,7 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
         names = seat_names(page)
         totals = seat_totals(page)
         assert len(names) == SIZE and ana.name in names and bruno.name in names, names
-        ranking = read_ranking(page)
+        ranking = read_final_ranking(page)
         assert sorted(r["name"] for r in ranking) == sorted(names), (ranking, names)
         by_name = {r["name"]: r for r in ranking}
         for seat, name in enumerate(names):

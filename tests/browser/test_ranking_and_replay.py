@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
 from .server import LiveServer
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
@@ -44,21 +45,7 @@ POT = SIZE * STAKE
 MAX_GAMES = 5  # a game lost, another: the person wins about one in four
 ROUNDS = 18  # at three players: 1..8 cards, three auctions of 8, 7..1
 GAME_TIMEOUT = 150.0  # seconds for one whole game (the bots think for 0.05 s)
-STEP_TIMEOUT = 30_000  # ms for any one change of the page
 
-# Runs in the page before its own scripts: notes every flash message (a refused move) and lost connection.
-WATCH_PAGE = """
-(() => {
-  window.__pocha = {connectionLost: 0, flashes: []};
-  const look = () => {
-    const flash = document.getElementById('flash');
-    const said = flash ? flash.textContent.trim() : '';
-    if (said && !window.__pocha.flashes.includes(said)) window.__pocha.flashes.push(said);
-    if (document.querySelector('#connection[data-state="closed"]')) window.__pocha.connectionLost += 1;
-  };
-  new MutationObserver(look).observe(document, {subtree: true, childList: true, attributes: true});
-})();
-"""
 NEWER_BOARD = "seq => parseInt(document.getElementById('table-root').dataset.seq, 10) > seq"
 # Something for the person to do, or the game is over.
 OFFER_OR_OVER = """() => !!document.querySelector(
@@ -209,33 +196,10 @@ def choose_card(board: dict[str, Any]) -> str:
 # -- the person and their browser
 
 
-class Person:
-    """One person in their own browser context, and every error their page reported."""
-
+class Person(BrowserPerson):
     def __init__(self, browser: Any, server: LiveServer, name: str) -> None:
-        self.name = name
-        self.context = browser.new_context(base_url=server.url, viewport=VIEWPORT, locale="es-ES")
-        self.context.set_default_timeout(STEP_TIMEOUT)
-        self.context.add_init_script(WATCH_PAGE)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
+        super().__init__(browser, server, name, VIEWPORT)
         self.flashes: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
-        self.page.on("requestfailed", self._request_failed)
-        self.page.on("response", self._response)
-
-    def _console(self, message: Any) -> None:
-        if message.type == "error":
-            self.errors.append(f"console.error: {message.text} ({message.location})")
-
-    def _request_failed(self, request: Any) -> None:
-        if "ERR_ABORTED" not in (request.failure or ""):  # leaving a page cancels its pending requests
-            self.errors.append(f"request failed: {request.method} {request.url}: {request.failure}")
-
-    def _response(self, response: Any) -> None:
-        if response.status >= 400:
-            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
 
     def note_page_watch(self) -> None:
         """Before leaving a table page: what its watcher saw (refused moves, a lost connection)."""
@@ -249,11 +213,6 @@ def person(chromium: Any, pocha_server: LiveServer) -> Iterator[Person]:
     made = Person(chromium, pocha_server, f"rosa_{uuid.uuid4().hex[:6]}")
     yield made
     made.context.close()
-
-
-def fichas(n: int) -> str:
-    """A chip count as the Spanish pages write it: 4.500, −100."""
-    return ("−" if n < 0 else "") + f"{abs(n):,}".replace(",", ".")
 
 
 def signed_fichas(n: int) -> str:
@@ -332,22 +291,6 @@ def play_to_the_end(person: Person, shots: Path, game_no: int) -> dict[str, int]
             page.wait_for_function(NEWER_BOARD, arg=seq, timeout=STEP_TIMEOUT)
 
 
-RANKING_LINE = re.compile(r"^(?P<place>\d+)\.\s+(?P<name>.+?)\s+—\s+(?P<total>-?\d+)\b")
-
-
-def read_final_ranking(page: Any) -> list[dict[str, Any]]:
-    """The final ranking as the board shows it: place, name, total, winner mark and chips won."""
-    rows = []
-    for li in page.locator("#controls ol.ranking > li").all():
-        text = " ".join(li.inner_text().split())
-        match = RANKING_LINE.match(text)
-        assert match, f"unreadable ranking line: {text!r}"
-        won = li.locator(".won-chips")
-        assert won.count() == 1, f"a staked table's ranking line should say the chips won or lost: {text!r}"
-        rows.append({"place": int(match["place"]), "name": match["name"], "total": int(match["total"]),
-                     "winner": "ganador" in text, "chips": int(won.get_attribute("data-chips") or "-1"),
-                     "chips_text": won.inner_text().strip(), "text": text})
-    return rows
 
 
 def seat_names(page: Any) -> list[str]:

@@ -1,0 +1,77 @@
+"""What the browser tests share: a person in their own browser context who notes every error their
+page reports, the page watcher, and readers of what the pages show (chip counts, the final ranking)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .server import LiveServer
+
+STEP_TIMEOUT = 30_000  # ms for any one change of the page
+
+# Runs in each page before its own scripts: notes every flash message (a refused move) and lost connection.
+WATCH_PAGE = """
+(() => {
+  window.__pocha = {connectionLost: 0, flashes: []};
+  const look = () => {
+    const flash = document.getElementById('flash');
+    const said = flash ? flash.textContent.trim() : '';
+    if (said && !window.__pocha.flashes.includes(said)) window.__pocha.flashes.push(said);
+    if (document.querySelector('#connection[data-state="closed"]')) window.__pocha.connectionLost += 1;
+  };
+  new MutationObserver(look).observe(document, {subtree: true, childList: true, attributes: true});
+})();
+"""
+
+
+class BrowserPerson:
+    """One person in their own browser context (own cookies), and every error their page reported:
+    console errors, uncaught exceptions, failed requests and HTTP errors."""
+
+    def __init__(self, browser: Any, server: LiveServer, name: str, viewport: dict[str, int]) -> None:
+        self.name = name
+        self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES")
+        self.context.set_default_timeout(STEP_TIMEOUT)
+        self.context.add_init_script(WATCH_PAGE)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        self.page.on("requestfailed", self._request_failed)
+        self.page.on("response", self._response)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(f"console.error: {message.text} ({message.location})")
+
+    def _request_failed(self, request: Any) -> None:
+        if "ERR_ABORTED" not in (request.failure or ""):  # leaving a page cancels its pending requests
+            self.errors.append(f"request failed: {request.method} {request.url}: {request.failure}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400:
+            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
+
+
+def fichas(n: int) -> str:
+    """A chip count as the Spanish pages write it: 4.500, −100."""
+    return ("−" if n < 0 else "") + f"{abs(n):,}".replace(",", ".")
+
+
+RANKING_LINE = re.compile(r"^(?P<place>\d+)\.\s+(?P<name>.+?)\s+—\s+(?P<total>-?\d+)\b")
+
+
+def read_final_ranking(page: Any) -> list[dict[str, Any]]:
+    """The final ranking as a staked table's board shows it: place, name, total, winner mark, chips won."""
+    rows = []
+    for li in page.locator("#controls ol.ranking > li").all():
+        text = " ".join(li.inner_text().split())
+        match = RANKING_LINE.match(text)
+        assert match, f"unreadable ranking line: {text!r}"
+        won = li.locator(".won-chips")
+        assert won.count() == 1, f"a staked table's ranking line should say the chips won or lost: {text!r}"
+        rows.append({"place": int(match["place"]), "name": match["name"], "total": int(match["total"]),
+                     "winner": "ganador" in text, "chips": int(won.get_attribute("data-chips") or "-1"),
+                     "chips_text": won.inner_text().strip(), "text": text})
+    return rows
