@@ -155,9 +155,6 @@ def do_create_table(user: User, size: int, *, public: bool = True, quick: bool =
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     _check_size_and_stake(size, stake)
     access.check_not_suspended(user)
-    have = ledger.balance(user.pk)
-    if have < stake:
-        raise access.no_chips_error(have, stake)
     with transaction.atomic():
         access.check_not_suspended(user, lock=True)  # a suspension being written waits for this table
         for attempt in range(20):
@@ -195,9 +192,6 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
             .order_by("-created_at").first())
     if mine is not None:
         return mine  # one live table at a time: go back to it
-    have = ledger.balance(user.pk)
-    if have < stake:
-        raise access.no_chips_error(have, stake)
     candidates = (Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size,
                                        stake=stake)
                   .order_by("created_at").values_list("pk", flat=True)[:5])

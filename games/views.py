@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts import ledger
-from accounts.models import Account, Profile
+from accounts.models import Profile
 from games import access, actions, profiles, selectors
 from games.engine import export_record
 from games.models import STAKES, Seat, Table
@@ -44,12 +44,12 @@ def open_tables(user_id: int | None) -> list[dict[str, object]]:
     seats_by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table__in=tables):
         seats_by_table.setdefault(seat.table_id, []).append(seat)
-    pots = dict(Account.objects.filter(kind=Account.Kind.POT, table__in=tables).values_list("table_id", "balance"))
     rows = []
     for table in tables:
         seats = seats_by_table.get(table.pk, [])
+        # Stakes are held as people sit: the pot is the stake times the seats taken.
         rows.append({"table": table, "taken": len(seats), "names": [s.name for s in seats],
-                     "pot": pots.get(table.pk, 0), "mine": any(s.user_id == user_id for s in seats)})
+                     "pot": table.stake * len(seats), "mine": any(s.user_id == user_id for s in seats)})
     return rows
 
 

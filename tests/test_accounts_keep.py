@@ -17,9 +17,9 @@ from django.test import Client
 from accounts import ledger
 from accounts.models import Profile, Transaction
 from games import actions
-from games.engine import default_action
 from games.engine.snapshot import load
 from games.models import Seat, Table
+from live.helpers import play_to_the_end
 from leaderboard.models import PeriodScore
 from pocha_site.settings import email_settings
 
@@ -314,18 +314,6 @@ def test_changing_and_removing_the_email(client, player, password):
 # -- closing an account --------------------------------------------------------------------
 
 
-def play_to_the_end(table_id: int, max_steps: int = 5000) -> Table:
-    """Every remaining move: people play their default at once, bots (and seats left to the bot) when due."""
-    for _ in range(max_steps):
-        table = Table.objects.get(pk=table_id)
-        if table.status != Table.Status.PLAYING:
-            return table
-        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
-        if seat.is_bot or seat.away or seat.left:
-            assert actions.do_due(table.pk, table.seq) is not None, "a bot's move was not due"
-        else:
-            actions.do_action(table.pk, seat.user, default_action(load(table.state)), table.seq)
-    raise AssertionError("the game did not end")
 
 
 @pytest.fixture

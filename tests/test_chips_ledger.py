@@ -20,10 +20,11 @@ from django.db.models import Sum
 from accounts import ledger
 from accounts.models import Account, Entry, Transaction
 from games import actions
-from games.engine import GameState, default_action
+from games.engine import GameState
 from games.engine.snapshot import load
 from games.errors import ActionError
 from games.models import Seat, Table
+from live.helpers import person, play_to_the_end
 
 pytestmark = pytest.mark.django_db
 
@@ -37,9 +38,6 @@ _drains = itertools.count()
 # -- helpers -------------------------------------------------------------------------------
 
 
-def person(name: str) -> Any:
-    """A user without a password to hash (hashing costs ~0.3 s each)."""
-    return get_user_model().objects.create_user(username=name, password=None)
 
 
 def books() -> dict[str, Any]:
@@ -85,18 +83,6 @@ def reload(table: Table) -> Table:
     return Table.objects.get(pk=table.pk)
 
 
-def play_to_the_end(table_id: int, max_steps: int = 5000) -> Table:
-    """Every remaining move: people play their default at once, bots (and seats left to the bot) when due."""
-    for _ in range(max_steps):
-        table = Table.objects.get(pk=table_id)
-        if table.status != Table.Status.PLAYING:
-            return table
-        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
-        if seat.is_bot or seat.away or seat.left:
-            assert actions.do_due(table.pk, table.seq) is not None, "a bot's move was not due"
-        else:
-            actions.do_action(table.pk, seat.user, default_action(load(table.state)), table.seq)
-    raise AssertionError("the game did not end")
 
 
 @pytest.fixture

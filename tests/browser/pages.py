@@ -29,11 +29,12 @@ class BrowserPerson:
     """One person in their own browser context (own cookies), and every error their page reported:
     console errors, uncaught exceptions, failed requests and HTTP errors."""
 
-    def __init__(self, browser: Any, server: LiveServer, name: str, viewport: dict[str, int]) -> None:
+    def __init__(self, browser: Any, server: LiveServer, name: str, viewport: dict[str, int],
+                 watch_script: str = WATCH_PAGE) -> None:
         self.name = name
         self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES")
         self.context.set_default_timeout(STEP_TIMEOUT)
-        self.context.add_init_script(WATCH_PAGE)
+        self.context.add_init_script(watch_script)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("console", self._console)

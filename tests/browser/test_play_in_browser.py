@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from .pages import BrowserPerson
 from .server import LiveServer
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
@@ -51,32 +52,11 @@ WATCH_BOARD = """
 NEWER_BOARD = "seq => parseInt(document.getElementById('table-root').dataset.seq, 10) > seq"
 
 
-class Tab:
-    """A browser tab, and every error it reported: console errors, uncaught exceptions, failed requests."""
+class Tab(BrowserPerson):
+    """A browser tab whose watcher also notes every round result the board shows."""
 
     def __init__(self, browser: Any, server: LiveServer, viewport: dict[str, int]) -> None:
-        self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES")
-        self.context.set_default_timeout(STEP_TIMEOUT)
-        self.context.add_init_script(WATCH_BOARD)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
-        self.page.on("requestfailed", self._request_failed)
-        self.page.on("response", self._response)
-
-    def _console(self, message: Any) -> None:
-        if message.type == "error":
-            self.errors.append(f"console.error: {message.text} ({message.location})")
-
-    def _request_failed(self, request: Any) -> None:
-        if "ERR_ABORTED" in (request.failure or ""):
-            return  # leaving a page cancels its pending requests
-        self.errors.append(f"request failed: {request.method} {request.url}: {request.failure}")
-
-    def _response(self, response: Any) -> None:
-        if response.status >= 400:
-            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
+        super().__init__(browser, server, "", viewport, watch_script=WATCH_BOARD)
 
 
 @pytest.fixture

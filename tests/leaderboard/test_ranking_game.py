@@ -8,10 +8,9 @@ from django.db.models import Sum
 
 from accounts.models import Entry
 from games import actions
-from games.engine import default_action
 from games.models import Seat, Table
-from games.selectors import game_state
 from leaderboard import scores
+from live.helpers import play_to_the_end
 from leaderboard.models import PeriodScore
 
 pytestmark = pytest.mark.django_db
@@ -22,15 +21,6 @@ def bots_without_pauses(settings):
     settings.POCHA_BOT_DELAY = 0
 
 
-def play_to_the_end(table_id: int, user) -> Table:
-    """The person plays their default, the bots their turns as they fall due (as the clock would)."""
-    while (table := Table.objects.get(pk=table_id)).status == Table.Status.PLAYING:
-        seat = Seat.objects.get(table=table, position=table.turn_seat)
-        if seat.user_id == user.pk:
-            actions.do_action(table_id, user, default_action(game_state(table)), table.seq)
-        else:
-            assert actions.do_due(table_id, table.seq) is not None
-    return table
 
 
 def fill_with_bots_now(table: Table) -> None:
@@ -54,7 +44,7 @@ def test_a_staked_quick_game_then_a_private_one(client, django_user_model):
 
     table = actions.do_quick_play(human, 3, 100)
     fill_with_bots_now(table)
-    table = play_to_the_end(table.pk, human)
+    table = play_to_the_end(table.pk)
     assert table.status == Table.Status.FINISHED
     seat = Seat.objects.get(table=table, user=human)
     net = seat.winnings - 100
@@ -74,7 +64,7 @@ def test_a_staked_quick_game_then_a_private_one(client, django_user_model):
     # A private game at 100 a seat, with bots, played to the end: it changes her chips, not her ranking.
     private = actions.do_create_private_table(human, 3, 100, True)
     actions.do_start(private.pk, human)
-    private = play_to_the_end(private.pk, human)
+    private = play_to_the_end(private.pk)
     assert private.status == Table.Status.FINISHED and not private.is_public
     assert Entry.objects.filter(transaction__table=private, account__user=human).exists()
     assert [(r.net, r.games) for r in PeriodScore.objects.filter(user=human)] == [(net, 1)] * 3

@@ -246,6 +246,26 @@ def person(name: str) -> Any:
     return get_user_model().objects.create_user(username=name, password=None)
 
 
+def play_to_the_end(table_id: int, max_steps: int = 5000) -> Any:
+    """Every remaining move (synchronous): people play their default at once, bots (and seats left to the
+    bot) when due — which is at once with ``POCHA_BOT_DELAY = 0``.  Returns the finished table."""
+    from games import actions
+    from games.engine import default_action
+    from games.engine.snapshot import load
+    from games.models import Seat, Table
+
+    for _ in range(max_steps):
+        table = Table.objects.get(pk=table_id)
+        if table.status != Table.Status.PLAYING:
+            return table
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        if seat.is_bot or seat.away or seat.left:
+            assert actions.do_due(table.pk, table.seq) is not None, "a bot's move was not due"
+        else:
+            actions.do_action(table.pk, seat.user, default_action(load(table.state)), table.seq)
+    raise AssertionError("the game did not end")
+
+
 def seated_table(size: int, humans: int, *, prefix: str = "p") -> tuple[int, list[Any]]:
     """A table of ``size`` with ``humans`` people seated at positions 0..humans-1 (synchronous).
 

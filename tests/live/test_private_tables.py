@@ -18,11 +18,9 @@ from django.test import Client
 from accounts import ledger
 from accounts.models import Account, Transaction
 from games import actions
-from games.engine import default_action
-from games.engine.snapshot import load
 from games.models import CODE_ALPHABET, Seat, Table
 
-from .helpers import Tab, person
+from .helpers import Tab, person, play_to_the_end
 
 CODE = re.compile(f"^[{CODE_ALPHABET}]{{5}}$")
 WRONG_CODE_LIMIT = 10
@@ -59,20 +57,6 @@ def create_private(client: Client, size: int = 3, stake: int = 500, bots: bool =
     return Table.objects.get(pk=table_id)
 
 
-def play_out(table_id: int, users: list[Any]) -> None:
-    """Every turn played with the default move (people through do_action, bots through do_due)."""
-    by_id = {u.pk: u for u in users}
-    for _ in range(2000):
-        table = Table.objects.get(pk=table_id)
-        if table.status != Table.Status.PLAYING:
-            return
-        seat = Seat.objects.get(table_id=table_id, position=table.turn_seat)
-        if seat.is_bot or seat.away:
-            Table.objects.filter(pk=table_id).update(due_at=table.due_at.replace(year=2000))
-            assert actions.do_due(table_id, table.seq) is not None
-        else:
-            actions.do_action(table_id, by_id[seat.user_id], default_action(load(table.state)), table.seq)
-    raise AssertionError("the game did not end")
 
 
 # -- creating and joining ------------------------------------------------------------------
@@ -249,7 +233,7 @@ async def test_nobody_else_reaches_a_private_table_by_its_number(settings: Any) 
 
     def finish_and_check() -> None:
         actions.do_start(table.pk, host)
-        play_out(table.pk, [host, guest])
+        play_to_the_end(table.pk)
         assert browser(outsider).get(f"/mesa/{table.pk}/partida.json").status_code == 404
         record = browser(guest).get(f"/mesa/{table.pk}/partida.json")
         assert record.status_code == 200 and record.json()["format"] == "pocha-record/1"

@@ -23,8 +23,7 @@ from games.models import Bid, Play, Round, Seat, Table, Trick
 from games.selectors import game_state
 from leaderboard.models import PeriodScore
 
-from .helpers import person
-from .test_private_tables import play_out
+from .helpers import person, play_to_the_end
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("commits_without_fsync")]
 
@@ -72,7 +71,7 @@ def public_quick_game(users: list[Any], stake: int) -> Table:
     assert len(tables) == 1
     table_id = tables.pop()
     assert Table.objects.get(pk=table_id).status == Table.Status.PLAYING
-    play_out(table_id, users)
+    play_to_the_end(table_id)
     return Table.objects.get(pk=table_id)
 
 
@@ -103,7 +102,7 @@ def test_a_profile_counts_every_finished_game_and_lists_only_games_the_viewer_ma
     boss = django_user_model.objects.create_user(username="jefa", password=None, is_staff=True)
     public = public_quick_game([ana, bea, carla], stake=100)
     private = private_game_with_bots(ana)
-    play_out(private.pk, [ana])
+    play_to_the_end(private.pk)
     unfinished = private_game_with_bots(ana)  # still playing: counts nowhere yet
 
     numbers = expected_numbers(ana)
@@ -173,7 +172,7 @@ def test_the_replay_is_the_stored_game_and_only_for_those_who_may_see_it(django_
     table = private_game_with_bots(ana)
     url = f"/mesa/{table.pk}/repeticion/"
     assert browser(ana).get(url).status_code == 404  # while playing: every hand is in it
-    play_out(table.pk, [ana])
+    play_to_the_end(table.pk)
     table = Table.objects.get(pk=table.pk)
     assert table.status == Table.Status.FINISHED
     assert browser(olga).get(url).status_code == 404  # a private table is, to anyone else, not there
