@@ -193,7 +193,7 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
     if mine is not None:
         return mine  # one live table at a time: go back to it
     candidates = (Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size,
-                                       stake=stake)
+                                       stake=stake, rematch_of__isnull=True)
                   .order_by("created_at").values_list("pk", flat=True)[:5])
     for table_id in candidates:
         try:

@@ -63,6 +63,9 @@ class Table(models.Model):
     code = models.CharField(_("código"), max_length=CODE_LENGTH, null=True, blank=True)
     #: Private tables: whether bots take the seats still empty when the host starts.
     bots_allowed = models.BooleanField(_("se admiten bots"), default=True)
+    #: «Revancha»: the finished table this one replays, with the same options, for the same players.
+    rematch_of = models.OneToOneField("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="rematch", verbose_name=_("revancha de"))
 
     class Meta:
         verbose_name = _("mesa")
@@ -113,6 +116,9 @@ class Seat(models.Model):
     final_total = models.IntegerField(_("puntos finales"), null=True, blank=True)
     rounds_bid = models.PositiveSmallIntegerField(_("rondas en que pidió"), default=0)
     exact_bids = models.PositiveSmallIntegerField(_("pedidos exactos"), default=0)
+    #: What the bot did for this person while they were away, disconnected or out of time
+    #: (``{"bid": 2}``, ``{"trump": "c"}``, ``{"play": "1o"}``…), told to them when they are back.
+    bot_log = models.JSONField(_("jugadas del bot por el jugador"), default=list, blank=True)
 
     class Meta:
         verbose_name = _("asiento")
@@ -209,3 +215,21 @@ class Play(models.Model):
 
     def __str__(self) -> str:
         return gettext("Asiento %(seat)s juega %(card)s") % {"seat": self.seat, "card": self.card}
+
+
+class Watcher(models.Model):
+    """One open socket showing a table (a seated player's or a spectator's), for counting who watches."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="watchers", verbose_name=_("mesa"))
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                             verbose_name=_("usuario"))
+    channel_name = models.CharField(_("canal"), max_length=200, unique=True)
+    seen_at = models.DateTimeField(_("visto el"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("espectador")
+        verbose_name_plural = _("espectadores")
+        indexes = [models.Index(fields=["table", "user"], name="watcher_table_user_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} @ {self.table_id}"

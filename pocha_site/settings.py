@@ -247,6 +247,17 @@ POCHA_BOT_DELAY = float(ENV.get("POCHA_BOT_DELAY", "1.0"))
 POCHA_DISCONNECT_GRACE = float(ENV.get("POCHA_DISCONNECT_GRACE", "5"))
 # Wrong private-table codes a person (and an address) may try in a minute.
 POCHA_CODE_ATTEMPTS = int(ENV.get("POCHA_CODE_ATTEMPTS", "10"))
+# Seconds a completed trick stays on the table before anyone (a bot, or the next deal) moves on: every
+# page shows it at least POCHA_TRICK_HOLD seconds (the browser's own hold) with the winning card marked.
+POCHA_TRICK_PAUSE = float(ENV.get("POCHA_TRICK_PAUSE", "2.2"))
+# Seconds between a round's last trick and the next deal: the last trick, then the round's result.
+# 0 deals the next round at once, in the same transaction as the last card (the tests' default).
+POCHA_ROUND_PAUSE = float(ENV.get("POCHA_ROUND_PAUSE", "5"))
+# Phrases a person may say at the table (table talk) per POCHA_TALK_WINDOW seconds.
+POCHA_TALK_LIMIT = int(ENV.get("POCHA_TALK_LIMIT", "3"))
+POCHA_TALK_WINDOW = int(ENV.get("POCHA_TALK_WINDOW", "10"))
+# Seconds a rematch («Revancha») waits for the other players before bots take their seats.
+POCHA_REMATCH_WAIT = float(ENV.get("POCHA_REMATCH_WAIT", "30"))
 # Seconds a quick-play table waits for people before bots fill the empty seats.
 POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
 

@@ -33,3 +33,11 @@ def fresh_rate_limits(settings) -> None:
     import uuid
 
     settings.POCHA_RATELIMIT_PREFIX = f"rl-test-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(autouse=True)
+def no_table_pauses(settings) -> None:
+    """The pauses that let people read a trick and a round's result are for people: the suite plays
+    on at once (the pacing tests and the browser tests set them back)."""
+    settings.POCHA_TRICK_PAUSE = 0
+    settings.POCHA_ROUND_PAUSE = 0
