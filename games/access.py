@@ -7,6 +7,9 @@ download and every action, so a private table cannot be reached through a forgot
 * A seat can be taken only at a waiting table with a free seat, once per person, with the chips
   for the stake; at a private table, only with its code.
 * A suspended person can watch, but cannot sit, join or play anywhere (``check_not_suspended``).
+* A rematch («Revancha», ``Table.rematch_of``) seats only the people who played the game it replays;
+  they need no code for a private one (and may see it), and nobody else may sit (a public one can
+  still be watched).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def can_view(table: Table, user: Any, code: str | None = None, seats: list[Seat]
         return True
     if any(s.user_id == user.pk for s in _seats(table, seats)):
         return True
+    if table.status == Table.Status.WAITING and played_the_original(table, user):
+        return True  # a private rematch, to the people of the game it replays, while it waits for them
     return bool(code) and table.status == Table.Status.WAITING and table.code == code
 
 
@@ -81,6 +86,17 @@ def check_not_suspended(user: Any, *, lock: bool = False) -> None:
         raise suspended_error(reason)
 
 
+def played_the_original(table: Table, user: Any) -> bool:
+    """Whether ``table`` is a rematch and ``user`` was one of the people (not a bot) of the game it replays."""
+    if table.rematch_of_id is None or user is None or not user.is_authenticated:
+        return False
+    return Seat.objects.filter(table_id=table.rematch_of_id, user_id=user.pk, is_bot=False).exists()
+
+
+def rematch_only_error() -> ActionError:
+    return ActionError("rematch_only", _("Esta revancha es solo para quienes jugaron la partida."))
+
+
 def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
     """Raise ActionError unless ``user`` may take a seat at ``table`` now (the final chips check is the
     ledger's own, under the account's lock)."""
@@ -89,11 +105,14 @@ def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat
     check_not_suspended(user)
     seats = _seats(table, seats)
     seated = any(s.user_id == user.pk for s in seats)
-    if not table.is_public and table.created_by_id != user.pk and not seated:
+    rematch_player = not seated and played_the_original(table, user)
+    if not table.is_public and table.created_by_id != user.pk and not seated and not rematch_player:
         if not code or code != table.code:
             raise ActionError("unknown_table", _("Esa mesa no existe."))
         if table.status != Table.Status.WAITING:
             raise ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha cancelado."))
+    if table.rematch_of_id is not None and not seated and not rematch_player:
+        raise rematch_only_error()
     if table.status != Table.Status.WAITING:
         raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
     if seated:

@@ -74,10 +74,11 @@ def _user_seat(table: Table, user: User, *, active: bool = True) -> Seat:
     return seat
 
 
-def _commit(table: Table, old_seq: int, **fields: Any) -> Changed:
-    """Save ``fields`` and bump ``seq`` if nobody else did; schedule the push after commit."""
+def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) -> Changed:
+    """Save ``fields`` and bump ``seq`` if nobody else did; schedule the push after commit.
+    ``pause``: seconds everyone gets to look at the table (a completed trick) before the next move."""
     fields["seq"] = old_seq + 1
-    fields["due_at"], fields["turn_deadline"] = _due_at(table, fields)
+    fields["due_at"], fields["turn_deadline"] = _due_at(table, fields, pause)
     updated = Table.objects.filter(pk=table.pk, seq=old_seq).update(**fields)
     if updated != 1:  # cannot happen under the row lock; refuse rather than lose a move
         raise ActionError("stale", _("La mesa ha cambiado mientras jugabas."), resync=True)
@@ -99,14 +100,19 @@ def _turn_seconds(table: Table, phase: str) -> int:
     return table.card_seconds
 
 
-def _due_at(table: Table, fields: dict[str, Any]) -> tuple[datetime | None, datetime | None]:
-    """(when the table's next automatic step is due, the turn clock's deadline) after this change."""
+def _due_at(table: Table, fields: dict[str, Any], pause: float = 0.0) -> tuple[datetime | None, datetime | None]:
+    """(when the table's next automatic step is due, the turn clock's deadline) after this change.
+
+    The server sets the pace: after a completed trick nobody (no bot, no clock) moves on before
+    ``pause`` has passed, and a round's result stays ``POCHA_ROUND_PAUSE`` before the next deal."""
     status = fields.get("status", table.status)
     now = timezone.now()
     if status == Table.Status.WAITING:
         return fields.get("fill_at", table.fill_at), None
     if status != Table.Status.PLAYING:
         return None, None
+    if fields.get("phase", table.phase) == Phase.ROUND_OVER.value:
+        return now + timedelta(seconds=settings.POCHA_ROUND_PAUSE), None
     turn = fields.get("turn_seat", table.turn_seat)
     if turn is None:
         return None, None
@@ -114,10 +120,10 @@ def _due_at(table: Table, fields: dict[str, Any]) -> tuple[datetime | None, date
     if seat is None:
         return None, None
     if seat.is_bot or seat.away:
-        return now + timedelta(seconds=settings.POCHA_BOT_DELAY), None
+        return now + timedelta(seconds=max(settings.POCHA_BOT_DELAY, pause)), None
     deadline = table.turn_deadline
     if deadline is None or "state" in fields:  # every engine change is a new decision with a fresh clock
-        deadline = now + timedelta(seconds=_turn_seconds(table, fields.get("phase", table.phase)))
+        deadline = now + timedelta(seconds=pause + _turn_seconds(table, fields.get("phase", table.phase)))
     due = deadline
     if seat.sockets == 0 and seat.disconnected_at is not None:
         grace = seat.disconnected_at + timedelta(seconds=settings.POCHA_DISCONNECT_GRACE)
@@ -417,7 +423,10 @@ def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Cha
         if table.status != Table.Status.PLAYING:
             raise ActionError("not_playing", _("La partida no está en juego."))
         if seat.timeouts or seat.away or seat.left:  # any move of their own brings them back
+            # (what the bot did meanwhile stays on their page until their next move)
             Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False, left=False)
+        elif seat.bot_log:  # they were back and have seen what the bot did: that notice is done
+            Seat.objects.filter(pk=seat.pk).update(bot_log=[])
         try:
             return _apply(table, seat.position, action)
         except ActionError:
@@ -481,19 +490,32 @@ def do_due(table_id: int, seq: int) -> Changed | None:
             return None
         if table.status == Table.Status.WAITING:
             return _on_start(table)
+        if table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value:
+            game = load(table.state)  # the round's result has been up long enough: the next deal
+            _deal(table, game)
+            return _commit(table, table.seq, **_state_fields(game))
         if table.status != Table.Status.PLAYING or table.turn_seat is None:
             return None
         seat = Seat.objects.get(table=table, position=table.turn_seat)
         game = load(table.state)
+        action = default_action(game)
         if seat.is_bot:
-            return _apply(table, seat.position, default_action(game), game=game, by_bot=True)
+            return _apply(table, seat.position, action, game=game, by_bot=True)
         by_clock = table.turn_deadline is not None and table.turn_deadline <= now
         if by_clock:
             seat.timeouts += 1
             seat.away = seat.away or seat.timeouts >= 2
-            seat.save(update_fields=["timeouts", "away"])
-        return _apply(table, seat.position, default_action(game), game=game, by_bot=not by_clock,
-                      by_clock=by_clock)
+        seat.bot_log = [*seat.bot_log, _logged(action)]  # told to them when they are back
+        seat.save(update_fields=["timeouts", "away", "bot_log"])
+        return _apply(table, seat.position, action, game=game, by_bot=not by_clock, by_clock=by_clock)
+
+
+def _logged(action: Action) -> dict[str, Any]:
+    if isinstance(action, Bid):
+        return {"bid": action.amount}
+    if isinstance(action, ChooseTrump):
+        return {"trump": action.suit.value}
+    return {"play": str(action.card)}
 
 
 def _apply(table: Table, position: int, action: Action, *, game: GameState | None = None,
@@ -520,14 +542,17 @@ def _apply(table: Table, position: int, action: Action, *, game: GameState | Non
     else:
         _record_play(round_row, game, position, action, by_bot=by_bot, by_clock=by_clock)
     fields = {}
+    # A completed trick stays up for everyone before anyone moves on.
+    pause = settings.POCHA_TRICK_PAUSE if isinstance(action, Play) and not game.trick else 0.0
     if game.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
         round_row.points = list(game.results[-1].points)
         round_row.save(update_fields=["points"])
-        if game.phase is Phase.ROUND_OVER:
-            _deal(table, game)  # the next round starts at once; its page still shows the last result
-        else:
+        if game.phase is Phase.ROUND_OVER and settings.POCHA_ROUND_PAUSE <= 0:
+            _deal(table, game)  # no pause asked for: the next round starts at once
+        elif game.phase is Phase.GAME_OVER:
             fields.update(_on_finish(table, game))
-    return _commit(table, table.seq, **_state_fields(game), **fields)
+        # else: the last trick, then the result, stay up; the due step deals the next round
+    return _commit(table, table.seq, pause=pause, **_state_fields(game), **fields)
 
 
 def _record_play(round_row: Round, game: GameState, position: int, action: Play, *,

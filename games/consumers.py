@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
-from games import access, actions, push, selectors
+from games import access, actions, push, selectors, talk, watchers
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,10 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
             await self.close(code=4404)
             return
+        # Counted as watching before joining the table's group: the redraw pushed for everyone else when
+        # a spectator arrives does not come back to this socket, whose first board (drawn after joining,
+        # so no change is missed) already counts it.
+        await self.start_watching()
         await self.channel_layer.group_add(push.table_group(self.table_id), self.channel_name)
         if not await self.send_board():
             await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
@@ -81,6 +85,12 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(push.user_group(self.user_id), self.channel_name)
         if hasattr(self, "table_id"):
             await self.channel_layer.group_discard(push.table_group(self.table_id), self.channel_name)
+            if getattr(self, "watching", False):
+                self.watching = False
+                try:
+                    await database_sync_to_async(watchers.unwatch)(self.table_id, self.channel_name)
+                except Exception:
+                    log.exception("table %s: spectator count update failed", self.table_id)
             if getattr(self, "counted", False):
                 self.counted = False
                 try:
@@ -99,6 +109,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_error(actions.ActionError("malformed", _("Mensaje no válido.")))
             return
         data.pop("HEADERS", None)
+        if data.get("action") == "say":  # table talk: not a move, parse_request does not know it
+            await self.say(data.get("value"))
+            return
         try:
             verb, action, seq = actions.parse_request(data)
             if verb == "resync":
@@ -116,6 +129,46 @@ class TableConsumer(AsyncWebsocketConsumer):
             log.exception("table %s: frame failed", getattr(self, "table_id", None))
             await self.send_error(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
 
+    async def start_watching(self) -> None:
+        """Record this socket as showing the table, and redraw the table if a spectator arrived."""
+        try:
+            await database_sync_to_async(watchers.watch)(self.table_id, self.user_id, self.channel_name)
+            self.watching = True
+        except Exception:  # the count is for show: the board works without it
+            log.exception("table %s: spectator count update failed", self.table_id)
+
+    async def say(self, value: Any) -> None:
+        """A preset phrase from a person seated here, to everyone at the table; errors to the sender alone."""
+        try:
+            phrase = talk.parse_phrase(value)
+            position = await database_sync_to_async(talk.check_say)(self.table_id, self.user_id)
+            if not await database_sync_to_async(talk.allow)(self.user_id):
+                raise talk.too_many()
+            await self.channel_layer.group_send(push.table_group(self.table_id),
+                                                {"type": "table.talk", "seat": position, "phrase": phrase})
+        except actions.ActionError as error:
+            await self.send_error(error)
+        except Exception:
+            log.exception("table %s: phrase failed", getattr(self, "table_id", None))
+            await self.send_error(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+
+    async def table_talk(self, event: dict[str, Any]) -> None:
+        """Someone at the table said a phrase: draw it in this viewer's language."""
+        try:
+            seat, phrase = int(event["seat"]), str(event["phrase"])
+            if phrase not in talk.PHRASE_TEXT:
+                return
+            names: dict[int, str] = getattr(self, "seat_names", None) or {}
+            if seat not in names:
+                name = await database_sync_to_async(talk.seat_name)(self.table_id, seat)
+                if name is None:
+                    return
+                names[seat] = name
+                self.seat_names = names
+            await self.send(text_data=talk.render_talk(seat, phrase, names[seat], self.language))
+        except Exception:  # a phrase lost is nothing; a consumer lost is a table gone dark
+            log.exception("table %s: talk event failed", getattr(self, "table_id", None))
+
     async def account_suspended(self, event: dict[str, Any]) -> None:
         """A moderator has just suspended this person: say why and close."""
         await self.refuse_suspended(str(event.get("reason", "")))
@@ -125,6 +178,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.close(code=4403)
 
     async def table_changed(self, event: dict[str, Any]) -> None:
+        self.seat_names = None  # seats change only with the table: names are read again at the next phrase
         seq = int(event.get("seq", 0))
         if seq > self.sent_seq or (event.get("force") and seq == self.sent_seq):
             await self.send_board(force=True)

@@ -12,6 +12,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.utils.translation import override
 
 from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
@@ -62,13 +63,17 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
         "bots_allowed": table.bots_allowed,
         "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
         "i_left": my_seat is not None and my_seat.left,
+        "table_texts": table_texts,  # a callable: only the page (not each push) asks for it
     }
     game = game_state(table)
     if game is None:
+        anchor = my_seat.position if my_seat is not None else 0
+        ctx["n"] = table.size
         ctx["seats"] = [
             {"position": p, "name": by_pos[p].name if p in by_pos else None,
              "is_bot": by_pos[p].is_bot if p in by_pos else False,
-             "is_me": my_seat is not None and my_seat.position == p}
+             "is_me": my_seat is not None and my_seat.position == p, "slot": (p - anchor) % table.size,
+             "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0}
             for p in range(table.size)
         ]
         ctx["fill_in"] = (max(0, int((table.fill_at - timezone.now()).total_seconds()))
@@ -84,8 +89,32 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     ctx["deadline_in"] = (max(0, int((table.turn_deadline - timezone.now()).total_seconds()))
                           if table.turn_deadline and table.status == Table.Status.PLAYING else None)
     ctx["deadline_ts"] = table.turn_deadline.timestamp() if ctx["deadline_in"] is not None else None
-    ctx["i_am_away"] = my_seat is not None and (my_seat.away or my_seat.timeouts > 0)
+    for player in ctx["players"]:  # the clock sits on the seat whose turn it is
+        player["clock"] = ctx["deadline_in"] if player["is_turn"] else None
+    # The bot plays for the person only when it really does: away (or left), never merely after one
+    # turn the clock played for them; then, once they are back, what it did meanwhile.
+    ctx["i_am_away"] = my_seat is not None and (my_seat.away or my_seat.left) and table.status == Table.Status.PLAYING
+    ctx["bot_notice"] = (bot_summary(my_seat.bot_log, lang)
+                         if my_seat is not None and my_seat.bot_log and not ctx["i_am_away"] else "")
     return ctx
+
+
+def bot_summary(log: list[dict[str, Any]], lang: str) -> str:
+    """«el bot pidió 2 y jugó 3 cartas por ti», from the seat's bot log."""
+    bids = [str(entry["bid"]) for entry in log if "bid" in entry]
+    trumps = [Suit(entry["trump"]) for entry in log if "trump" in entry]
+    plays = sum(1 for entry in log if "play" in entry)
+    parts = []
+    if bids:
+        parts.append(_("pidió %(bids)s") % {"bids": ", ".join(bids)})
+    if trumps:
+        parts.append(_("eligió %(suit)s de triunfo") % {"suit": suit_name(trumps[-1], lang)})
+    if plays:
+        parts.append(ngettext("jugó %(n)s carta", "jugó %(n)s cartas", plays) % {"n": plays})
+    if not parts:
+        return ""
+    done = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " " + _("y") + " " + parts[-1]
+    return _("Mientras no estabas, el bot %(done)s por ti.") % {"done": done}
 
 
 def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[str, Any]:
@@ -107,9 +136,15 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
     hand = []
     for card in view.hand:
         why = view.reasons.get(card)
-        hand.append({**card_ctx(card, lang), "playable": Play(card) in legal,
-                     # the rule in words; the engine's list of card codes is for records, not people
-                     "reason": why.message(lang).split(" (")[0] if why is not None else ""})
+        if why is not None:  # the rule in words; the engine's list of card codes is for records, not people
+            reason = why.message(lang).split(" (")[0]
+        elif view.phase is Phase.PLAYING and not view.my_turn:
+            reason = _("Todavía no es tu turno.")
+        elif view.phase in (Phase.BIDDING, Phase.CHOOSING_TRUMP):
+            reason = _("Primero se pide: las cartas se juegan después.")
+        else:
+            reason = ""
+        hand.append({**card_ctx(card, lang), "playable": Play(card) in legal, "reason": reason})
     bidding = view.phase is Phase.BIDDING and view.my_turn
     bid_options = []
     if bidding:
@@ -126,12 +161,30 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
     trick = [{"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang)} for p in view.trick]
     last_trick = [{"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang),
                    "won": p.seat == view.last_trick_winner} for p in view.last_trick]
+    # The felt: each seat's card in front of it — the trick being played, or the trick just completed
+    # (nobody has led since) with its winning card marked, which every page holds up before sweeping it.
+    anchor = view.seat if view.seat is not None else 0
+    trick_done = not trick and bool(last_trick) and view.phase in (Phase.PLAYING, Phase.ROUND_OVER,
+                                                                  Phase.GAME_OVER)
+    on_felt = {t["seat"]: t for t in (last_trick if trick_done else trick)}
+    played_tricks = sum(view.tricks)
+    for player in players:
+        p = player["position"]
+        player["slot"] = (p - anchor) % view.players
+        shown = on_felt.get(p)
+        player["played"] = shown["card"] if shown else None
+        player["won_trick"] = bool(trick_done and shown and shown["won"])
+        player["lead"] = bool(trick and trick[0]["seat"] == p)
+    slots = {player["position"]: player["slot"] for player in players}
+    felt_cards = [{**t, "slot": slots[t["seat"]], "won": bool(trick_done and t.get("won"))}
+                  for t in (last_trick if trick_done else trick)]
     results = []
     for r in view.results:
         results.append({
             "number": r.number, "phase": r.phase.value, "cards": r.cards, "multiplier": r.multiplier,
             "trump": suit_name(r.trump_suit, lang), "symbol": SUIT_SYMBOLS[r.trump_suit], "suit": r.trump_suit.value,
-            "rows": [{"name": name(p), "bid": r.bids[p], "tricks": r.tricks[p], "points": r.points[p]}
+            "rows": [{"name": name(p), "bid": r.bids[p], "tricks": r.tricks[p], "points": r.points[p],
+                      "made": r.bids[p] is not None and r.bids[p] == r.tricks[p]}
                      for p in range(view.players)],
             "points": list(r.points),
         })
@@ -147,7 +200,27 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
             ranking.append({"place": place, "name": name(p), "total": view.totals[p], "winner": p in view.winners,
                             "chips": by_pos[p].winnings if p in by_pos else 0})
     round_phase_names = {"subida": _("subida"), "subasta": _("subasta"), "bajada": _("bajada")}
+    # Bids against tricks: «sobran 2» (more asked than there are tricks) or «faltan 1».
+    bids_made = [b for b in view.bids if b is not None]
+    bids_line = ""
+    if bids_made and view.phase in (Phase.BIDDING, Phase.CHOOSING_TRUMP, Phase.PLAYING):
+        total = sum(bids_made)
+        if total > view.cards:
+            balance = ngettext("sobra %(n)s", "sobran %(n)s", total - view.cards) % {"n": total - view.cards}
+        elif total < view.cards:
+            balance = ngettext("falta %(n)s", "faltan %(n)s", view.cards - total) % {"n": view.cards - total}
+        else:
+            balance = _("justas")
+        bids_line = _("Pedidas %(total)s de %(cards)s: %(balance)s") % {
+            "total": total, "cards": view.cards, "balance": balance}
     return {
+        "n": view.players,
+        "bids_line": bids_line,
+        "trick_done": trick_done,
+        "felt_cards": felt_cards,
+        "trick_key": f"{view.number}-{played_tricks}",
+        "trick_last": trick_done and played_tricks == view.cards,
+        "hand_count": len(hand),
         "players": players,
         "hand": hand,
         "bid_options": bid_options,
@@ -159,6 +232,9 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         # the last round's result stays up until the first card of the next round is played
         "last_result": results[-1] if results and (view.phase is not Phase.PLAYING
                                                    or not (view.trick or view.last_trick)) else None,
+        # the round just ended on this board (its last trick is still on the felt): the page shows the
+        # result once that trick has been held up
+        "round_just_over": view.phase in (Phase.ROUND_OVER, Phase.GAME_OVER) and trick_done,
         "ranking": ranking,
         "trump_card": card_ctx(view.trump_card, lang) if view.trump_card else None,
         "trump_suit": {"name": suit_name(view.trump_suit, lang), "symbol": SUIT_SYMBOLS[view.trump_suit],
@@ -172,6 +248,17 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         "bidding": view.phase is Phase.BIDDING,
         "choosing": view.phase is Phase.CHOOSING_TRUMP,
         "over": view.phase is Phase.GAME_OVER,
+    }
+
+
+def table_texts() -> dict[str, str]:
+    """What the table's script says in the page's language (announcements, toggles)."""
+    return {
+        "your_turn": _("Te toca"), "bid": _("pide tus bazas"), "trump": _("elige el triunfo"),
+        "play": _("juega una carta"), "trick_for": _("Baza para"), "plays": _("juega"),
+        "lost": _("Conexión perdida: reconectando…"), "mute": _("Silenciar el aviso"),
+        "unmute": _("Activar el aviso"), "round_result": _("Resultado de la ronda"), "says": _("dice"),
+        "mute_talk": _("Silenciar las frases de"), "unmute_talk": _("Volver a oír las frases de"),
     }
 
 

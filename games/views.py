@@ -1,5 +1,5 @@
-"""Thin HTTP adapters: the lobby, private tables by code, the table page, the record download, a finished
-game's replay and the players' profiles."""
+"""Thin HTTP adapters: the lobby, private tables by code, the table page, «Revancha», the record download,
+a finished game's replay and the players' profiles."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from accounts import ledger
 from accounts.models import Profile
-from games import access, actions, profiles, selectors
+from games import access, actions, profiles, rematch, selectors
 from games.engine import export_record
 from games.models import STAKES, Seat, Table
 from pocha_site import ratelimit
@@ -40,7 +40,9 @@ def _refuse(request: HttpRequest, error: actions.ActionError) -> None:
 
 
 def open_tables(user_id: int | None) -> list[dict[str, object]]:
-    tables = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True).order_by("-created_at")[:20])
+    # A rematch is for the people of the game it replays: never offered to the lobby.
+    tables = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True, rematch_of__isnull=True)
+                  .order_by("-created_at")[:20])
     seats_by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table__in=tables):
         seats_by_table.setdefault(seat.table_id, []).append(seat)
@@ -168,12 +170,60 @@ def private_link(request: HttpRequest, code: str) -> HttpResponse:
 def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
     code = access.normalize_code(request.POST.get("code"))
     try:
-        actions.do_take_seat(table_id, request.user, code=code)
+        original = Table.objects.filter(pk=table_id).values_list("rematch_of_id", flat=True).first()
+        if original is not None:  # a rematch: sitting is accepting it (it starts when everyone is in)
+            rematch.do_accept_rematch(original, request.user)
+        else:
+            actions.do_take_seat(table_id, request.user, code=code)
     except actions.ActionError as error:
         _refuse(request, error)
         if error.code in ("unknown_table", "code_expired"):
             return redirect("home")
     return redirect("games:table", table_id=table_id)
+
+
+def _go(request: HttpRequest, to: str, **kwargs: object) -> HttpResponse:
+    """Redirect; for an htmx request (a form drawn over the socket, whose CSRF token travels in the page's
+    ``hx-headers``), the same as ``HX-Redirect`` so the browser loads the page itself."""
+    response = redirect(to, **kwargs)
+    if request.headers.get("HX-Request") == "true":
+        location = response["Location"]
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = location
+    return response
+
+
+@login_required
+@require_POST
+def rematch_offer(request: HttpRequest, table_id: int) -> HttpResponse:
+    """«Revancha» / «Aceptar la revancha» on a finished table: propose it, or take a seat at the one
+    proposed, then go to it."""
+    try:
+        new = rematch.do_offer_rematch(table_id, request.user)
+    except actions.ActionError as error:
+        if error.code == "already_seated":  # a second click: they are in already
+            new = Table.objects.filter(rematch_of_id=table_id).first()
+            if new is not None:
+                return _go(request, "games:table", table_id=new.pk)
+        _refuse(request, error)
+        if error.code == "unknown_table":
+            return _go(request, "home")
+        return _go(request, "games:table", table_id=table_id)
+    return _go(request, "games:table", table_id=new.pk)
+
+
+@login_required
+@require_POST
+def rematch_decline(request: HttpRequest, table_id: int) -> HttpResponse:
+    """«No, gracias» to a finished table's rematch: back to the lobby."""
+    try:
+        rematch.do_decline_rematch(table_id, request.user)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        if error.code == "unknown_table":
+            return _go(request, "home")
+        return _go(request, "games:table", table_id=table_id)
+    return _go(request, "home")
 
 
 def _visible_table(request: HttpRequest, table_id: int) -> tuple[Table, list[Seat]]:

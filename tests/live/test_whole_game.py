@@ -43,7 +43,7 @@ async def test_whole_game_against_bots(size, client, settings, celery_clock_work
     player = Player(user, table.pk)
     assert await player.connect()
     await player.send({"action": "start", "seq": player.seq})
-    await wait_for(lambda: "player-table" in player.board, player)
+    await wait_for(lambda: "seat-score" in player.board, player)
     await play_to_the_end(player)
     await player.close()
 

@@ -1,0 +1,100 @@
+"""Who is watching a table: one ``Watcher`` row per open socket showing it (a seated player's or a
+spectator's), so the board can say how many people are looking on.
+
+A spectator is a person with at least one such socket and no seat at the table; two tabs of the
+same person count once, and a seated player's sockets never count.  ``add`` and ``remove`` tell the
+consumer whether the number of spectators changed, so it can push one redraw to the table.
+
+Rows left behind by a process that was killed (no disconnect ran) are a known issue (issue 11);
+``prune`` deletes rows not seen for a while, and is not yet wired to anything.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from games import push
+from games.models import Seat, Table, Watcher
+
+
+def _seated_and_watching(table_id: int, user_id: int) -> tuple[bool, bool] | None:
+    """(seated, has another socket here) for one person at one table, in one read; None if no table."""
+    row = (Table.objects.filter(pk=table_id)
+           .annotate(seated=Exists(Seat.objects.filter(table_id=OuterRef("pk"), user_id=user_id)),
+                     watching=Exists(Watcher.objects.filter(table_id=OuterRef("pk"), user_id=user_id)))
+           .values_list("seated", "watching").first())
+    return None if row is None else (bool(row[0]), bool(row[1]))
+
+
+def add(table_id: int, user_id: int, channel_name: str) -> bool:
+    """Record that the socket ``channel_name`` of ``user_id`` shows the table (two queries: one read,
+    one insert).  True when this made the number of spectators change (a person with no seat there
+    opened their first socket), so the table should be redrawn.
+
+    Read before the insert: two sockets of one person opening at once may then both say True (one
+    redraw too many), never both False (a redraw missed)."""
+    found = _seated_and_watching(table_id, user_id)
+    if found is None:
+        return False
+    seated, watching = found
+    Watcher.objects.create(table_id=table_id, user_id=user_id, channel_name=channel_name)
+    return not seated and not watching
+
+
+def remove(channel_name: str) -> bool:
+    """Forget the socket ``channel_name`` (three queries: find, delete, one read).  True when this made
+    the number of spectators change (a person with no seat there closed their last socket).
+
+    Delete before the read: two sockets of one person closing at once may then both say True,
+    never both False."""
+    row = Watcher.objects.filter(channel_name=channel_name).values_list("table_id", "user_id").first()
+    if row is None:
+        return False
+    table_id, user_id = row
+    Watcher.objects.filter(channel_name=channel_name).delete()
+    found = _seated_and_watching(table_id, user_id)
+    if found is None:
+        return False
+    seated, watching = found
+    return not seated and not watching
+
+
+def spectators(table_id: int) -> int:
+    """How many distinct people have a socket showing the table and no seat at it (one query)."""
+    seated = Seat.objects.filter(table_id=table_id, user_id__isnull=False).values("user_id")
+    return (Watcher.objects.filter(table_id=table_id).exclude(user_id__in=seated)
+            .values("user_id").distinct().count())
+
+
+def prune(older_than: timedelta | datetime) -> int:
+    """Delete the rows not seen since ``older_than`` (a moment, or an age); how many were deleted.
+    For rows a killed process left behind (issue 11); not yet called by anything."""
+    cutoff = timezone.now() - older_than if isinstance(older_than, timedelta) else older_than
+    deleted, _by_model = Watcher.objects.filter(seen_at__lt=cutoff).delete()
+    return deleted
+
+
+def redraw(table_id: int) -> None:
+    """Push a redraw of the table at its current seq, read without locking its row (one query)."""
+    seq = Table.objects.filter(pk=table_id).values_list("seq", flat=True).first()
+    if seq is not None:
+        push.table_changed(table_id, seq, force=True)
+
+
+def watch(table_id: int, user_id: int, channel_name: str) -> bool:
+    """``add``, then a redraw of the table if the number of spectators changed (synchronous)."""
+    changed = add(table_id, user_id, channel_name)
+    if changed:
+        redraw(table_id)
+    return changed
+
+
+def unwatch(table_id: int, channel_name: str) -> bool:
+    """``remove``, then a redraw of the table if the number of spectators changed (synchronous)."""
+    changed = remove(channel_name)
+    if changed:
+        redraw(table_id)
+    return changed
