@@ -256,7 +256,10 @@
       document.title = "● " + (texts.your_turn || "") + " · " + baseTitle;
       if (icon) icon.setAttribute("href", turnIcon);
       beep();
-      try { if (navigator.vibrate) navigator.vibrate(180); } catch (e) { /* not allowed */ }
+      try {
+        // Browsers allow a vibration only once the person has touched the page.
+        if (navigator.vibrate && navigator.userActivation && navigator.userActivation.hasBeenActive) navigator.vibrate(180);
+      } catch (e) { /* not allowed */ }
       announce((texts.your_turn || "") + ": " + (texts[kind] || ""));
       emit("turn", { kind: kind });
     } else if (!mine && wasMyTurn) {

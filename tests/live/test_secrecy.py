@@ -391,3 +391,24 @@ async def test_one_person_among_bots_sees_only_what_they_may(
     """Three seats (24-card deck) and six (the dealer rests; the 8-card trump is the seat at the dealer's right)."""
     game, stats = await secret_game(size, ["es"], None, commits)
     assert stats["own_hands_seen"] > 19
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_card_room_payloads_leak_nothing_with_the_table_pauses(
+        settings: Any, commits_without_fsync: None, fast_bots: None, commits: CommitLog) -> None:
+    """With the pauses on (short), boards also show each completed trick held up with its winner, and each
+    round's last trick with its result before the next deal; the seats' cards on the felt (the slide and
+    sweep animations' data) and everything else still name only cards the viewer may see."""
+    settings.POCHA_TRICK_PAUSE = 0.02
+    settings.POCHA_ROUND_PAUSE = 0.05
+    game, stats = await secret_game(4, ["es", "en"], "es", commits)
+    frames = [f for tab in game.seats for f in tab.frames if is_board(f)]
+    held = [f for f in frames if 'data-trick-done="1"' in f]
+    round_ends = [f for f in frames if 'data-trick-last="1"' in f and 'data-after-trick="1"' in f]
+    assert held and round_ends, "the paused states were never drawn"
+    # a held trick shows exactly its cards, the winner marked once
+    for frame in held:
+        felt = re.search(r'<section id="felt".*?</section>', frame, re.S)
+        assert felt is not None
+        assert felt.group(0).count('<li class="played') == 4 and felt.group(0).count(' won"') == 1
+    assert stats["own_hands_seen"] > 2 * 19
