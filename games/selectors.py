@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -19,6 +20,7 @@ from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatVie
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
 from accounts import ledger
+from games import talk, watchers
 from games.models import Seat, Table
 
 SUIT_SYMBOLS = {Suit.OROS: "✹", Suit.COPAS: "♥", Suit.ESPADAS: "⚔", Suit.BASTOS: "♣"}
@@ -64,6 +66,11 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
         "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
         "i_left": my_seat is not None and my_seat.left,
         "table_texts": table_texts,  # a callable: only the page (not each push) asks for it
+        "hold_ms": int(settings.POCHA_TRICK_HOLD * 1000),
+        # people watching who have no seat here (each of their sockets is a Watcher row)
+        "spectators": watchers.spectators(table.pk),
+        # table talk: only people seated here speak; the page draws the phrases once (a callable)
+        "phrases": (lambda: talk.phrases_context(lang)) if my_seat is not None and not my_seat.is_bot else [],
     }
     game = game_state(table)
     if game is None:

@@ -250,6 +250,7 @@ POCHA_CODE_ATTEMPTS = int(ENV.get("POCHA_CODE_ATTEMPTS", "10"))
 # Seconds a completed trick stays on the table before anyone (a bot, or the next deal) moves on: every
 # page shows it at least POCHA_TRICK_HOLD seconds (the browser's own hold) with the winning card marked.
 POCHA_TRICK_PAUSE = float(ENV.get("POCHA_TRICK_PAUSE", "2.2"))
+POCHA_TRICK_HOLD = float(ENV.get("POCHA_TRICK_HOLD", "1.8"))
 # Seconds between a round's last trick and the next deal: the last trick, then the round's result.
 # 0 deals the next round at once, in the same transaction as the last card (the tests' default).
 POCHA_ROUND_PAUSE = float(ENV.get("POCHA_ROUND_PAUSE", "5"))

@@ -15,7 +15,8 @@
   var root = document.getElementById("table-root");
   if (!root) return;
 
-  var HOLD_MS = 1800;      // a completed trick stays at least this long (the server pauses longer)
+  // A completed trick stays at least this long (POCHA_TRICK_HOLD; the server pauses a little longer).
+  var HOLD_MS = parseInt(root.dataset.holdMs || "1800", 10);
   var SWEEP_MS = 350;
   var SLIDE_MS = 320;
   var URGENT_S = 5;
@@ -184,7 +185,8 @@
     hidePending();
     var won = felt.querySelector(".trick .played.won");
     var winner = won ? won.dataset.seat : null;
-    emit("trick-complete", { key: key, last: !!felt.dataset.trickLast, winner: winner });
+    emit("trick-complete", { key: key, last: !!felt.dataset.trickLast, winner: winner,
+                             cards: felt.querySelectorAll(".trick .played").length });
     if (winner !== null) announce((texts.trick_for || "") + " " + (names[winner] || ""));
     window.setTimeout(function () { sweep(key, winner); }, HOLD_MS);
   }
@@ -201,7 +203,7 @@
       pump();
     };
     var to = winner !== null ? seatCentre(winner) : null;
-    if (!trick || !to || reducedMotion || !trick.animate || heldKey !== key) { done(); return; }
+    if (!trick || !to || reducedMotion || HOLD_MS === 0 || !trick.animate || heldKey !== key) { done(); return; }
     var animations = [];
     trick.querySelectorAll(".played").forEach(function (li) {
       var r = li.getBoundingClientRect();

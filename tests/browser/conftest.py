@@ -43,9 +43,11 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def pocha_server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def pocha_server_process(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+                         ) -> Iterator[LiveServer]:
+    """One server per test module; a module with ``REAL_PACE = True`` gets the table's real pauses."""
     try:
-        server = start(tmp_path_factory.mktemp("pocha-server"))
+        server = start(tmp_path_factory.mktemp("pocha-server"), pace=getattr(request.module, "REAL_PACE", False))
     except ServerError as error:
         pytest.fail(str(error))
     try:

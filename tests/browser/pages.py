@@ -30,9 +30,9 @@ class BrowserPerson:
     console errors, uncaught exceptions, failed requests and HTTP errors."""
 
     def __init__(self, browser: Any, server: LiveServer, name: str, viewport: dict[str, int],
-                 watch_script: str = WATCH_PAGE) -> None:
+                 watch_script: str = WATCH_PAGE, **context_options: Any) -> None:
         self.name = name
-        self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES")
+        self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES", **context_options)
         self.context.set_default_timeout(STEP_TIMEOUT)
         self.context.add_init_script(watch_script)
         self.page = self.context.new_page()

@@ -32,6 +32,15 @@ class LiveServer:
     url: str
     log_path: Path
     process: subprocess.Popen[bytes]
+    env: dict[str, str]
+
+    def manage(self, *args: str) -> str:
+        """Run a management command against this server's database; returns what it printed."""
+        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        if done.returncode != 0:
+            raise ServerError(f"manage.py {' '.join(args)} failed:\n{done.stdout.decode(errors='replace')}")
+        return done.stdout.decode().strip()
 
     def log_tail(self) -> str:
         return read_tail(self.log_path)
@@ -47,8 +56,13 @@ def read_tail(path: Path) -> str:
         return f"(no server log: {error})"
 
 
-def server_env(database_file: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED}
+# The browser tests that play whole games do not wait for people to read each trick (no pause on the
+# server, no hold in the page); the card-room tests ask for the real pace (``start(..., pace=True)``).
+FAST_PACE = {"POCHA_TRICK_PAUSE": "0", "POCHA_ROUND_PAUSE": "0", "POCHA_TRICK_HOLD": "0"}
+
+
+def server_env(database_file: Path, pace: bool = False) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED and k not in FAST_PACE}
     env.update({
         "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
         "DATABASE_URL": f"sqlite:///{database_file}",
@@ -57,6 +71,8 @@ def server_env(database_file: Path) -> dict[str, str]:
         "POCHA_QUICK_WAIT": "1",
         "PYTHONUNBUFFERED": "1",
     })
+    if not pace:
+        env.update(FAST_PACE)
     return env
 
 
@@ -97,9 +113,10 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=10)
 
 
-def start(workdir: Path) -> LiveServer:
-    """Migrate a fresh SQLite file in ``workdir``, then serve the site with Daphne on a free port."""
-    env = server_env(workdir / "browser.sqlite3")
+def start(workdir: Path, pace: bool = False) -> LiveServer:
+    """Migrate a fresh SQLite file in ``workdir``, then serve the site with Daphne on a free port.
+    ``pace``: the table's real pauses (a trick held up, a round's result) instead of none."""
+    env = server_env(workdir / "browser.sqlite3", pace)
     log_path = workdir / "server.log"
     migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--no-input"], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
@@ -116,6 +133,6 @@ def start(workdir: Path) -> LiveServer:
                                        stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         if wait_until_serving(url, process, START_TIMEOUT):
-            return LiveServer(url=url, log_path=log_path, process=process)
+            return LiveServer(url=url, log_path=log_path, process=process, env=env)
         stop(process)
     raise ServerError("the Daphne server did not start:\n" + read_tail(log_path))

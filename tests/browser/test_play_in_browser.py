@@ -40,7 +40,7 @@ WATCH_BOARD = """
     const flash = document.getElementById('flash');
     const said = flash ? flash.textContent.trim() : '';
     if (said && !window.__pocha.flashes.includes(said)) window.__pocha.flashes.push(said);
-    document.querySelectorAll('.round-result h2').forEach((h) => {
+    document.querySelectorAll('.round-result h3').forEach((h) => {
       const text = h.textContent.trim();
       if (!window.__pocha.results.includes(text)) window.__pocha.results.push(text);
     });
@@ -90,7 +90,7 @@ def wait_for_newer_board(page: Any, seq: int) -> None:
     page.wait_for_function(NEWER_BOARD, arg=seq, timeout=STEP_TIMEOUT)
 
 
-def click_move(locator: Any) -> int | None:
+def click_move(locator: Any, drawn_at: int | None = None) -> int | None:
     """Click the first offered move; return the board seq it was made at, or None if it went away.
 
     The seq comes from the button itself (its ``hx-vals``), not from the page: a newer board may
@@ -99,6 +99,8 @@ def click_move(locator: Any) -> int | None:
     try:
         button = locator.first.element_handle(timeout=2_000)
         seq = int(json.loads(button.get_attribute("hx-vals") or "{}")["seq"])
+        if drawn_at is not None and seq != drawn_at:
+            return None  # a newer board than the one whose round was read: look again
         button.click(timeout=2_000)
     except (sync_api.Error, KeyError, ValueError):
         return None  # the bots moved the board on: look again
@@ -112,19 +114,22 @@ def play_until_round(page: Any, target: int, shots: Path) -> dict[str, int]:
     suits = page.locator("#controls button.suit")
     cards = page.locator("#hand button.card.playable")
     deadline = time.monotonic() + PLAY_TIMEOUT
-    while round_number(page) < target:
+    while True:
+        drawn_at = board_seq(page)
+        if round_number(page) >= target:
+            break
         assert time.monotonic() < deadline, f"still in round {round_number(page)} after {PLAY_TIMEOUT} s"
         assert page.locator("#controls ol.ranking").count() == 0, "the game ended before the rounds were played"
         move, seq = None, None
         if bids.count():
             # not always the same bid: the second allowed one every other round
-            move, seq = "bid", click_move(bids.nth(1) if moves["bid"] % 2 and bids.count() > 1 else bids)
+            move, seq = "bid", click_move(bids.nth(1) if moves["bid"] % 2 and bids.count() > 1 else bids, drawn_at)
         elif suits.count():
-            move, seq = "trump", click_move(suits)
+            move, seq = "trump", click_move(suits, drawn_at)
         elif cards.count():
             if cards.count() > 1 and not (shots / "phone-hand.png").exists():
                 page.screenshot(path=str(shots / "phone-hand.png"), full_page=True)
-            move, seq = "play", click_move(cards)
+            move, seq = "play", click_move(cards, drawn_at)
         if move and seq is not None:
             moves[move] += 1
             wait_for_newer_board(page, seq)  # the server answers an accepted move with the next board
@@ -144,9 +149,9 @@ def test_sign_up_quick_play_and_play_three_rounds_on_a_phone(phone: Tab, screens
     page.screenshot(path=str(screenshot_dir / "phone-table-opened.png"), full_page=True)
 
     # nobody else comes: after POCHA_QUICK_WAIT (1 s) three bots sit down and the game starts
-    players = page.locator("#players table.player-table tbody tr")
+    players = page.locator("#players li.seat")
     expect(players).to_have_count(4)
-    expect(page.locator("#players tr.me")).to_have_count(1)
+    expect(page.locator("#players li.seat.me")).to_have_count(1)
     expect(page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(3)
 
     moves = play_until_round(page, ROUNDS_TO_PLAY + 1, screenshot_dir)
@@ -163,7 +168,10 @@ def test_sign_up_quick_play_and_play_three_rounds_on_a_phone(phone: Tab, screens
     expect(scoreboard.locator("tbody tr")).to_have_count(ROUNDS_TO_PLAY)
     expect(scoreboard.locator("thead th")).to_have_count(1 + 4)
     expect(scoreboard.locator("tfoot td")).to_have_count(4)
-    for cell in scoreboard.locator("tbody td, tfoot td").all_text_contents():
+    # each round's cell: bid / tricks won and the round's points; the totals: points
+    for cell in scoreboard.locator("tbody td").all_text_contents():
+        assert re.fullmatch(r"(\d+/\d+|—) -?\d+", " ".join(cell.split())), cell
+    for cell in scoreboard.locator("tfoot td").all_text_contents():
         assert re.fullmatch(r"-?\d+", cell.strip()), cell
     # opened, it stays open while the board moves on (every push re-renders it)
     page.locator("#scores summary").click()

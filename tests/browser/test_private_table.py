@@ -241,8 +241,8 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
     expect(bruno.page, f"the code typed as {typed!r} should seat Bruno at the table").to_have_url(table_url)
     expect(bruno.page.locator("#players li", has_text=bruno.name)).to_contain_text("tú")
     for person in (ana, bruno):  # Ana's page learns of Bruno over the socket
-        expect(person.page.locator("#players .seat-list li", has_text=bruno.name)).to_have_count(1)
-        expect(person.page.locator("#players .seat-list li", has_text=ana.name)).to_have_count(1)
+        expect(person.page.locator("#players li.seat", has_text=bruno.name)).to_have_count(1)
+        expect(person.page.locator("#players li.seat", has_text=ana.name)).to_have_count(1)
         expect(person.page.locator("#board-status .stake-line")).to_have_text(
             f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(2 * STAKE)} fichas")
         expect_header_chips(person, WELCOME - STAKE)
@@ -258,9 +258,9 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
 
     # a bot takes the third seat; the pot holds three stakes
     for person in (ana, bruno):
-        players = person.page.locator("#players table.player-table tbody tr")
+        players = person.page.locator("#players li.seat")
         expect(players).to_have_count(SIZE)
-        expect(person.page.locator("#players tr.me")).to_contain_text(person.name)
+        expect(person.page.locator("#players li.seat.me")).to_contain_text(person.name)
         expect(person.page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(1)
         expect(person.page.locator("#board-status .stake-line")).to_have_text(
             f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")

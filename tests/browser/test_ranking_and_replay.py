@@ -60,8 +60,10 @@ READ_BOARD = """() => {
   };
   const trumpCard = document.querySelector('#board-status .trump-line .trump-card');
   const trumpSuit = document.querySelector('#board-status .trump-line strong[class^="suit-"]');
-  const me = document.querySelector('#players tr.me');
-  const cell = (i) => me ? me.querySelectorAll('td')[i].textContent.trim() : '';
+  // my seat's badge: "bid/tricks" ("–/0" before bidding)
+  const mine = document.querySelector('#players li.seat.me .bid-tricks');
+  const bidTricks = mine ? mine.textContent.replace(/[^0-9/–]/g, '').split('/') : ['', ''];
+  const cell = (i) => (bidTricks[i] || '').replace('–', '');
   return {
     over: !!document.querySelector('#controls ol.ranking'),
     bids: all('#controls button.bid:not([disabled])').map((b) => parseInt(b.textContent.trim(), 10)),
@@ -69,7 +71,7 @@ READ_BOARD = """() => {
     hand: all('#hand button.card').map((b) => ({code: b.dataset.card, playable: b.classList.contains('playable')})),
     trumpName: trumpCard ? trumpCard.getAttribute('aria-label') : null,
     trumpSuit: trumpSuit ? suitOf(trumpSuit) : null,
-    trick: all('#trick ul.trick:not(.last) span[role=img]').map((s) => s.getAttribute('aria-label')),
+    trick: all('#felt ul.trick:not(.done) li.played span[role=img]').map((s) => s.getAttribute('aria-label')),
     myBid: cell(0),
     myTricks: cell(1),
   };
@@ -303,7 +305,7 @@ def seat_names(page: Any) -> list[str]:
 def first_round_points(page: Any) -> list[str]:
     """The scoreboard's round-1 row, in seat order (as the page writes them: 15, -5)."""
     row = page.locator("#scores table.scoreboard tbody tr").first
-    return [t.strip() for t in row.locator("td").all_inner_texts()]
+    return [t.strip() for t in row.locator("td .pts").all_inner_texts()]
 
 
 def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> dict[str, Any]:
@@ -318,8 +320,8 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     expect_header_chips(page, chips_before - STAKE)
 
     # nobody else comes: after POCHA_QUICK_WAIT (1 s) two bots sit down and the game starts
-    expect(page.locator("#players table.player-table tbody tr")).to_have_count(SIZE)
-    expect(page.locator("#players tr.me")).to_contain_text(person.name)
+    expect(page.locator("#players li.seat")).to_have_count(SIZE)
+    expect(page.locator("#players li.seat.me")).to_contain_text(person.name)
     expect(page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(SIZE - 1)
     expect(page.locator("#board-status .stake-line")).to_have_text(
         f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")
@@ -333,7 +335,7 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     names = seat_names(page)
     assert len(names) == SIZE and person.name in names, names
     bots = [name for name in names if name != person.name]
-    bot_rows = page.locator("#players tbody tr").filter(has=page.locator(".tag", has_text=re.compile(r"^bot$")))
+    bot_rows = page.locator("#players li.seat").filter(has=page.locator(".tag", has_text=re.compile(r"^bot$")))
     for bot in bots:
         expect(bot_rows.filter(has_text=bot), f"{bot} should be one of the two bots").to_have_count(1)
     ranking = read_final_ranking(page)

@@ -169,14 +169,16 @@ def test_everyone_accepting_starts_it_at_once_with_the_same_people_and_no_bots()
 
 
 def test_someone_who_never_accepts_gets_a_bot_after_the_wait(settings: Any) -> None:
-    settings.POCHA_REMATCH_WAIT = 0.2
+    settings.POCHA_REMATCH_WAIT = 5
     old, (a, b, c) = finished(stake=100)
     new = rematch.do_offer_rematch(old.pk, a)
     rematch.do_accept_rematch(old.pk, b)
     new.refresh_from_db()
     assert new.status == Table.Status.WAITING
     assert actions.do_due(new.pk, new.seq) is None  # not due yet
-    Table.objects.filter(pk=new.pk).update(due_at=timezone.now() - timedelta(seconds=1))  # the wait is over
+    assert new.due_at == new.fill_at and timedelta(seconds=4) < new.fill_at - timezone.now() <= timedelta(seconds=5)
+    past = timezone.now() - timedelta(seconds=1)
+    Table.objects.filter(pk=new.pk).update(fill_at=past, due_at=past)  # the wait is over
     assert actions.do_due(new.pk, new.seq) is not None
     new.refresh_from_db()
     seats = list(Seat.objects.filter(table=new))

@@ -57,7 +57,9 @@ class Server:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
-        env.update(DATABASE_URL=f"sqlite:///{self.database}", POCHA_BOT_DELAY="0.05",
+        # (the table pauses off: these tests are about restarts, not about reading the table)
+        env.update(DATABASE_URL=f"sqlite:///{self.database}", POCHA_BOT_DELAY="0.05", POCHA_TRICK_PAUSE="0",
+                   POCHA_ROUND_PAUSE="0",
                    DJANGO_SETTINGS_MODULE="pocha_site.settings", PYTHONUNBUFFERED="1")
         self.env = env
 
