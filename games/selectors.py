@@ -237,8 +237,12 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         "last_trick_winner": name(view.last_trick_winner) if view.last_trick_winner is not None else None,
         "results": results,
         # the last round's result stays up until the first card of the next round is played
-        "last_result": results[-1] if results and (view.phase is not Phase.PLAYING
-                                                   or not (view.trick or view.last_trick)) else None,
+        # A round's result is up from its last trick until the next deal (the round pause); with no
+        # pause configured, the next round's page shows it until the first card of that round.
+        "last_result": results[-1] if results and (
+            view.phase is Phase.ROUND_OVER
+            or (settings.POCHA_ROUND_PAUSE <= 0 and view.phase is not Phase.GAME_OVER
+                and (view.phase is not Phase.PLAYING or not (view.trick or view.last_trick)))) else None,
         # the round just ended on this board (its last trick is still on the felt): the page shows the
         # result once that trick has been held up
         "round_just_over": view.phase in (Phase.ROUND_OVER, Phase.GAME_OVER) and trick_done,

@@ -229,10 +229,14 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
         assert seen["cards"] == 8 and seen["last_trick"] == 1
         page.screenshot(path=str(shots_dir / f"{size}-round-result.png"))
         check_the_pace(page, 8, 8)
-        # the result stays until the next deal (round 9: an auction of 8 cards)
+        # the result stays up until the next deal (round 9: an auction of 8 cards), then makes way
         expect(page.locator("#round-result")).to_be_visible()
-        expect(page.locator("#board-status .round-line")).to_contain_text("Ronda 9", timeout=30_000)
-        expect(page.locator("#round-result")).to_be_visible()
+        dealt = page.locator("#board-status .round-line")
+        assert "Ronda 8 " in dealt.inner_text()
+        expect(dealt).to_contain_text("Ronda 9", timeout=30_000)
+        shown = events(page, "result-shown")[-1]["at"]
+        assert page.evaluate("() => performance.now()") - shown >= 4000  # up for the round pause (6 s)
+        expect(page.locator("#round-result")).to_have_count(0)
         # the scoreboard: bid / tricks and points per player per round
         page.locator("#scores summary").click()
         cells = page.locator("#scores table.scoreboard tbody tr").nth(7).locator("td")

@@ -101,7 +101,8 @@ def test_a_rounds_last_trick_and_result_stay_up_before_the_next_deal(manual_cloc
     assert (table.phase, table.round_number) == ("bidding", 2)
     assert Round.objects.filter(table_id=table_id).count() == 2
     html = board(table_id, user)
-    assert 'id="round-result"' in html and 'data-after-trick' not in html  # the result stays through the bids
+    assert 'id="round-result"' not in html  # the result was up until this deal; the scoreboard keeps it
+    assert html.count('class="made"') + html.count('class="missed"') >= 1  # round 1's row on the scoreboard
 
 
 def test_a_whole_game_with_the_pauses_plays_out_and_replays(manual_clock, settings):
