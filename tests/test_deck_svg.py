@@ -34,7 +34,7 @@ BYTE_BUDGET = 450
 HASH_EXTRA = len(".0123456789ab")
 
 # The card detector of tests/live/test_secrecy.py: a face must still be recognisable by it.
-FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*><span class="rank">(\d+)</span>')
+FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*? data-r="(\d+)"')
 CODE = re.compile(r"(?<![A-Za-z0-9])(1[0-2]|[1-7])([oceb])(?![A-Za-z0-9])")
 USE = re.compile(r'<use href="([^"#]*)#([^"]+)"')
 
@@ -89,7 +89,7 @@ def test_sprite_takes_its_colours_from_css_and_stays_small() -> None:
 def test_every_card_renders_with_its_suit_rank_and_symbols(rank: int, suit: str) -> None:
     html = render(rank, suit)
     assert html.startswith(f'<span class="card-face suit-{suit}" aria-hidden="true"')
-    assert f'<span class="rank">{rank}</span>' in html
+    assert f' data-r="{rank}"' in html and 'class="rank"' not in html
     assert f'data-r="{rank}"' in html  # the turned number in the bottom-right corner
     face = FACE.search(html)
     assert face and (face.group(1), int(face.group(2))) == (suit, rank), "the secrecy detector must see it"

@@ -4,7 +4,7 @@ Whole games are played through the real consumer while every frame each seat (an
 receives is kept, together with table pages fetched over HTTP at several moments, a reconnection
 mid-game and error frames.  Afterwards the dealt hands and the plays are read back from the
 database, and every payload is searched for every way a card can be written (its code as in
-``data-card="12b"`` or ``"value": "12b"``, its face ``<span class="rank">12</span>`` with the suit
+``data-card="12b"`` or ``"value": "12b"``, its face ``class="card-face suit-b" … data-r="12"`` with the suit
 class, and its Spanish and English names).  Each card found must be the viewer's own (dealt to them
 that round), the round's trump card (shown to all; in the 8-card subida round it is also in the
 dealer's hand), or a card already played at the ``seq`` the payload was drawn at.
@@ -28,7 +28,7 @@ from games.models import Play, Round, Table
 from .helpers import SEQ, Tab, is_board, person, seated_table, settle
 
 CODE = re.compile(r"(?<![A-Za-z0-9])(1[0-2]|[1-7])([oceb])(?![A-Za-z0-9])")
-FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*><span class="rank">(\d+)</span>')
+FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*? data-r="(\d+)"')
 NAME = re.compile(r"(?<!\w)(?:(?:as|[2-7]|sota|caballo|rey) de (?:oros|copas|espadas|bastos)"
                   r"|(?:ace|[2-7]|jack|knight|king) of (?:coins|cups|swords|clubs))(?!\w)")
 NAME_TO_CARD = {name: str(card) for card in ALL_CARDS for name in (card.name_es, card.name_en)}
@@ -65,11 +65,11 @@ def test_detector_finds_every_spelling() -> None:
         assert cards_named(f'<button data-card="{code}">') == {code}
         assert cards_named(f'aria-label="{card.name_es}"') == {code}
         assert cards_named(f'aria-label="{card.name_en}"') == {code}
-        assert cards_named(f'<span class="card-face suit-{card.suit.value}" aria-hidden="true">'
-                           f'<span class="rank">{card.rank}</span>') == {code}
+        assert cards_named(f'<span class="card-face suit-{card.suit.value}" aria-hidden="true"'
+                           f' data-r="{card.rank}">') == {code}
     assert cards_named('<button data-card="12b">') == {"12b"}
     assert cards_named("""hx-vals='{"action": "play", "value": "3c", "seq": "9"}'""") == {"3c"}
-    assert cards_named('<span class="card-face suit-e" aria-hidden="true"><span class="rank">11</span>') == {"11e"}
+    assert cards_named('<span class="card-face suit-e" aria-hidden="true" data-r="11">') == {"11e"}
     assert cards_named('aria-label="rey de bastos"') == {"12b"}
     assert cards_named('aria-label="king of clubs"') == {"12b"}
     assert cards_named("as de oros, sota de copas, knight of swords, 7 of cups") == {"1o", "10c", "11e", "7c"}
