@@ -87,6 +87,11 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
     changed = Changed(table.pk, old_seq + 1)
     due = table.due_at
     transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq))
+    if table.rematch_of_id is not None and (table.status == Table.Status.WAITING or "status" in fields):
+        # the finished game's screen shows who is at its rematch, and whether it started
+        old_id = table.rematch_of_id
+        transaction.on_commit(lambda: push.table_changed(
+            old_id, Table.objects.filter(pk=old_id).values_list("seq", flat=True).first() or 0, force=True))
     if due is not None:
         transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due))
     return changed
@@ -232,6 +237,11 @@ def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | 
         _hold_stake(table, seat)
         if len(free) == 1 and table.is_public:
             return _on_start(table)
+        if table.rematch_of_id is not None:  # a rematch starts once every player of the game is back
+            wanted = set(Seat.objects.filter(table_id=table.rematch_of_id, is_bot=False)
+                         .values_list("user_id", flat=True))
+            if wanted <= {s.user_id for s in seats} | {user.pk}:
+                return _on_start(table)
         return _commit(table, table.seq)
 
 

@@ -20,7 +20,7 @@ from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatVie
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
 from accounts import ledger
-from games import talk, watchers
+from games import rematch, talk, watchers
 from games.models import Seat, Table
 
 SUIT_SYMBOLS = {Suit.OROS: "✹", Suit.COPAS: "♥", Suit.ESPADAS: "⚔", Suit.BASTOS: "♣"}
@@ -98,6 +98,10 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     ctx["deadline_ts"] = table.turn_deadline.timestamp() if ctx["deadline_in"] is not None else None
     for player in ctx["players"]:  # the clock sits on the seat whose turn it is
         player["clock"] = ctx["deadline_in"] if player["is_turn"] else None
+        if table.status != Table.Status.PLAYING:  # once it is over, nobody is away or offline any more
+            player["away"] = player["offline"] = False
+    if table.status == Table.Status.FINISHED:  # «Revancha»: the same players, the same options
+        ctx["rematch"] = rematch.rematch_context(table, seats, viewer.user_id)
     # The bot plays for the person only when it really does: away (or left), never merely after one
     # turn the clock played for them; then, once they are back, what it did meanwhile.
     ctx["i_am_away"] = my_seat is not None and (my_seat.away or my_seat.left) and table.status == Table.Status.PLAYING

@@ -178,8 +178,8 @@ def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
     except actions.ActionError as error:
         _refuse(request, error)
         if error.code in ("unknown_table", "code_expired"):
-            return redirect("home")
-    return redirect("games:table", table_id=table_id)
+            return _go(request, "home")
+    return _go(request, "games:table", table_id=table_id)
 
 
 def _go(request: HttpRequest, to: str, **kwargs: object) -> HttpResponse:
