@@ -76,3 +76,13 @@ def read_final_ranking(page: Any) -> list[dict[str, Any]]:
                      "winner": "ganador" in text, "chips": int(won.get_attribute("data-chips") or "-1"),
                      "chips_text": won.inner_text().strip(), "text": text})
     return rows
+
+
+def sign_up(page: Any, username: str, password: str) -> None:
+    """Create an account through the sign-up page; the page ends on the lobby, logged in."""
+    page.goto("/accounts/signup/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password1]", password)
+    page.fill("input[name=password2]", password)
+    page.locator("form.stacked button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/$"))

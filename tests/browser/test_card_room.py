@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .pages import BrowserPerson
+from .pages import BrowserPerson, sign_up
 from .server import LiveServer
 
 REAL_PACE = True  # this module's server keeps the table's real pauses (conftest.pocha_server_process)
@@ -61,16 +61,6 @@ def log_in(person: BrowserPerson, username: str) -> None:
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
     page.locator("main form button[type=submit]").click()
-    page.wait_for_url(re.compile(r"/$"))
-
-
-def sign_up(person: BrowserPerson, username: str) -> None:
-    page = person.page
-    page.goto("/accounts/signup/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password1]", PASSWORD)
-    page.fill("input[name=password2]", PASSWORD)
-    page.locator("form.stacked button[type=submit]").click()
     page.wait_for_url(re.compile(r"/$"))
 
 
@@ -216,7 +206,7 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
 
         # someone watches: the table says so
         watcher = BrowserPerson(chromium, pocha_server, f"mirona-{size}", DESKTOP)
-        sign_up(watcher, f"mirona-{size}")
+        sign_up(watcher.page, f"mirona-{size}", PASSWORD)
         watcher.page.goto(f"/mesa/{table_id}/")
         expect(page.locator("#board-status .watchers")).to_contain_text("1 mirando")
         expect(watcher.page.locator("#hand button.card")).to_have_count(0)  # a spectator sees no hand

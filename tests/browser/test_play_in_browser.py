@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from . import pages
 from .pages import BrowserPerson
 from .server import LiveServer
 
@@ -67,12 +68,7 @@ def phone(chromium: Any, pocha_server: LiveServer) -> Iterator[Tab]:
 
 
 def sign_up(page: Any, username: str) -> None:
-    page.goto("/accounts/signup/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password1]", PASSWORD)
-    page.fill("input[name=password2]", PASSWORD)
-    page.locator("form.stacked button[type=submit]").click()
-    page.wait_for_url(re.compile(r"/$"))
+    pages.sign_up(page, username, PASSWORD)
     expect(page.locator(".site-nav .who")).to_have_text(username)
 
 

@@ -58,7 +58,9 @@ def test_rendering_a_seat_costs_the_same_at_the_start_and_at_the_end(started_tab
         advance(table.pk, user)
     with CaptureQueriesContext(connection) as last:
         _, final_html = selectors.render_board(table.pk, user.pk, "es")
-    # The finished board also redraws the header's chip count (the pot has just been paid): one read.
-    assert len(first) <= 2 and len(last) == len(first) + 1, (len(first), len(last))
+    # The table, its seats and how many watch.  The finished board also redraws the header's chip
+    # count (the pot has just been paid) and looks for a rematch: one read each.
+    assert len(first) <= 3 and len(last) == len(first) + 2, (len(first), len(last))
     assert any("accounts_account" in q["sql"] for q in last.captured_queries)
+    assert any("rematch_of_id" in q["sql"] for q in last.captured_queries)
     assert "ranking" in final_html and 'data-board-seq' in html

@@ -46,6 +46,15 @@ def play_until_a_trick_completes(table_id: int, user: Any) -> Table:
     raise AssertionError("no trick completed")
 
 
+def step(table_id: int, user: Any) -> None:
+    """One move: the bot's, made due now, or the person's default at once."""
+    table = table_row(table_id)
+    if seat_row(table_id, table.turn_seat).is_bot:
+        assert actions.do_due(table_id, make_due(table_id)) is not None
+    else:
+        actions.do_action(table_id, user, default_action(load(table.state)), table.seq)
+
+
 def test_after_a_completed_trick_bots_and_the_clock_wait_for_the_pause(manual_clock, settings):
     settings.POCHA_TRICK_PAUSE = 3.0
     settings.POCHA_BOT_DELAY = 0.5
@@ -76,11 +85,7 @@ def test_a_rounds_last_trick_and_result_stay_up_before_the_next_deal(manual_cloc
         table = table_row(table_id)
         if table.phase == "round_over":
             break
-        seat = seat_row(table_id, table.turn_seat)
-        if seat.is_bot:
-            assert actions.do_due(table_id, make_due(table_id)) is not None
-        else:
-            actions.do_action(table_id, user, default_action(load(table.state)), table.seq)
+        step(table_id, user)
     table = table_row(table_id)
     assert (table.phase, table.turn_seat, table.round_number) == ("round_over", None, 1)
     assert Round.objects.filter(table_id=table_id).count() == 1  # not dealt yet
@@ -119,11 +124,7 @@ def test_a_whole_game_with_the_pauses_plays_out_and_replays(manual_clock, settin
             deals += 1
             assert actions.do_due(table_id, make_due(table_id)) is not None
             continue
-        seat = seat_row(table_id, table.turn_seat)
-        if seat.is_bot:
-            assert actions.do_due(table_id, make_due(table_id)) is not None
-        else:
-            actions.do_action(table_id, user, default_action(load(table.state)), table.seq)
+        step(table_id, user)
     table = table_row(table_id)
     assert table.status == Table.Status.FINISHED
     assert deals == Round.objects.filter(table_id=table_id).count() - 1  # every deal after the first waited

@@ -7,6 +7,8 @@ engine says happened, the replay's embedded record and no-script summary against
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import html
 import json
 import re
@@ -110,10 +112,13 @@ def test_a_profile_counts_every_finished_game_and_lists_only_games_the_viewer_ma
     own = page(browser(ana), "/jugador/ana/")
     assert by_id(own, "stat-games") == "2"
     assert by_id(own, "stat-wins") == str(numbers["wins"])
-    percent = round(100 * numbers["exact"] / numbers["rounds"], 1)
-    assert by_id(own, "stat-exact").startswith(f"{percent:g}".replace(".", ",") + " %")
+    percent = (Decimal(100 * numbers["exact"]) / Decimal(numbers["rounds"])).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    shown = f"{percent:f}".removesuffix(".0").replace(".", ",")  # floatformat:"-1" drops a ",0"
+    assert by_id(own, "stat-exact").startswith(shown + " %")
     assert f"({numbers['exact']} de {numbers['rounds']} rondas)" in by_id(own, "stat-exact")
-    assert by_id(own, "stat-points") == f"{numbers['points'] / numbers['rounds']:.1f}".replace(".", ",")
+    # one decimal, rounded half up as the page's floatformat does (6.25 → 6,3, where f"{6.25:.1f}" gives 6.2)
+    mean = (Decimal(numbers["points"]) / Decimal(numbers["rounds"])).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    assert by_id(own, "stat-points") == f"{mean}".replace(".", ",")
     assert "también las de mesas privadas" in own
 
     # Chips: the rankings' totals, which only the public quick game moved.
