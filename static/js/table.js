@@ -144,10 +144,11 @@
     document.querySelectorAll("#felt .trick .played").forEach(function (li) {
       if (before.cards[li.dataset.card]) return;
       var label = li.querySelector("[aria-label]");
-      emit("card", { seat: li.dataset.seat, card: li.dataset.card });
-      if (!felt.dataset.trickDone) announce((names[li.dataset.seat] || "") + " " + (texts.plays || "") + " " + (label ? label.getAttribute("aria-label") : ""));
       var from = seatCentre(li.dataset.seat);
-      if (!from || reducedMotion || !li.animate) return;
+      var slides = !!from && !reducedMotion && !!li.animate;
+      emit("card", { seat: li.dataset.seat, card: li.dataset.card, animated: slides });
+      if (!felt.dataset.trickDone) announce((names[li.dataset.seat] || "") + " " + (texts.plays || "") + " " + (label ? label.getAttribute("aria-label") : ""));
+      if (!slides) return;
       var r = li.getBoundingClientRect();
       var dx = from.x - (r.left + r.width / 2), dy = from.y - (r.top + r.height / 2);
       li.animate([
@@ -342,6 +343,13 @@
     var el = document.getElementById("hand-hint");
     if (!el) return;
     el.textContent = text;
+    // Just above the hand, wherever the page is scrolled to.
+    var hand = document.querySelector("#hand .hand");
+    if (hand) {
+      var top = hand.getBoundingClientRect().top - el.offsetHeight - 6;
+      el.style.top = Math.max(4, Math.min(top, window.innerHeight - el.offsetHeight - 4)) + "px";
+      el.style.bottom = "auto";
+    }
     window.clearTimeout(hintTimer);
     hintTimer = window.setTimeout(function () { el.textContent = ""; }, 3500);
   }

@@ -50,6 +50,12 @@ def shots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("card-room-shots")
 
 
+def shot(page: Any, path: Path, full_page: bool = False) -> None:
+    """A screenshot of the page as a person sees it on arriving (scrolled to the top)."""
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(path), full_page=full_page)
+
+
 def demo_table(server: LiveServer, username: str, *args: str) -> int:
     out = server.manage("demo_table", "--user", username, "--password", PASSWORD, *args)
     return int(out.splitlines()[-1])
@@ -118,7 +124,7 @@ def play_round_by_hand(person: BrowserPerson, number: int, touch: bool, shots: P
     while not any(e["detail"].get("round") == str(number) for e in events(page, "result-shown")):
         assert time.monotonic() < deadline, f"round {number} did not end: {events(page)[-10:]}"
         if not shot_trick and events(page, "trick-complete"):
-            page.screenshot(path=str(shots / f"{label}-trick.png"))
+            shot(page, shots / f"{label}-trick.png")
             shot_trick = True
         if page.evaluate(MY_TURN, "bid"):
             press(page, page.locator("#controls button.bid:not([disabled])").first, touch)
@@ -202,7 +208,7 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
         check_hand_in_view(page, viewport, 8)
         violations = axe_violations(page)
         assert not violations, violations  # the table
-        page.screenshot(path=str(shots_dir / f"{size}-bidding.png"))
+        shot(page, shots_dir / f"{size}-bidding.png")
 
         # someone watches: the table says so
         watcher = BrowserPerson(chromium, pocha_server, f"mirona-{size}", DESKTOP)
@@ -219,8 +225,9 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
 
         seen = play_round_by_hand(person, 8, touch, shots_dir, size)
         assert seen["cards"] == 8 and seen["last_trick"] == 1
-        page.screenshot(path=str(shots_dir / f"{size}-round-result.png"))
+        shot(page, shots_dir / f"{size}-round-result.png")
         check_the_pace(page, 8, 8)
+        assert all(e["detail"]["animated"] for e in events(page, "card")), "a card did not slide in"
         # the result stays up until the next deal (round 9: an auction of 8 cards), then makes way
         expect(page.locator("#round-result")).to_be_visible()
         dealt = page.locator("#board-status .round-line")
@@ -244,9 +251,10 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
 
 
 def test_a_keyboard_only_player_finishes_a_round(chromium: Any, pocha_server: LiveServer) -> None:
+    """By keyboard alone, and with the system asking for reduced motion: no card slides or sweeps."""
     username = "teclado"
     table_id = demo_table(pocha_server, username, "--round", "3")
-    person = BrowserPerson(chromium, pocha_server, username, DESKTOP)
+    person = BrowserPerson(chromium, pocha_server, username, DESKTOP, reduced_motion="reduce")
     try:
         log_in(person, username)
         page = person.page
@@ -274,6 +282,11 @@ def test_a_keyboard_only_player_finishes_a_round(chromium: Any, pocha_server: Li
             else:
                 page.wait_for_timeout(50)
         assert mine == 3
+        cards = events(page, "card")
+        assert len(cards) >= 9 and not any(e["detail"]["animated"] for e in cards)  # reduced motion: none slid
+        running = page.evaluate("""() => document.getAnimations().filter(a => a.playState === 'running')
+          .map(a => (a.animationName || a.transitionProperty || 'script') + ' on ' + (a.effect && a.effect.target ? a.effect.target.className : '?'))""")
+        assert running == [], running
         # the focus is always visible where it lands
         outline = page.evaluate("""() => { const el = document.activeElement;
           return el && el !== document.body ? getComputedStyle(el).outlineStyle : 'none'; }""")
@@ -309,7 +322,7 @@ def test_the_final_ranking(chromium: Any, pocha_server: LiveServer, shots_dir: P
         expect(page.locator("#scores details")).to_have_attribute("open", "")
         violations = axe_violations(page)
         assert not violations, violations
-        page.screenshot(path=str(shots_dir / f"{size}-final.png"), full_page=size == "phone")
+        shot(page, shots_dir / f"{size}-final.png", full_page=size == "phone")
         # «Revancha»: the same options at a new table; alone with bots, it starts at once
         page.get_by_role("button", name="Revancha", exact=True).click()
         page.wait_for_url(re.compile(rf"/mesa/(?!{table_id}/)\d+/$"))
