@@ -253,7 +253,7 @@ POCHA_TRICK_PAUSE = float(ENV.get("POCHA_TRICK_PAUSE", "2.2"))
 POCHA_TRICK_HOLD = float(ENV.get("POCHA_TRICK_HOLD", "1.8"))
 # Seconds between a round's last trick and the next deal: the last trick, then the round's result.
 # 0 deals the next round at once, in the same transaction as the last card (the tests' default).
-POCHA_ROUND_PAUSE = float(ENV.get("POCHA_ROUND_PAUSE", "6"))
+POCHA_ROUND_PAUSE = float(ENV.get("POCHA_ROUND_PAUSE", "7"))
 # Phrases a person may say at the table (table talk) per POCHA_TALK_WINDOW seconds.
 POCHA_TALK_LIMIT = int(ENV.get("POCHA_TALK_LIMIT", "3"))
 POCHA_TALK_WINDOW = int(ENV.get("POCHA_TALK_WINDOW", "10"))
