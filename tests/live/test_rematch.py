@@ -220,7 +220,8 @@ def test_two_proposals_at_once_make_one_rematch() -> None:
     results = race(lambda: rematch.do_accept_rematch(old.pk, c), lambda: rematch.do_offer_rematch(old.pk, c))
     kinds = sorted(kind for kind, _value in results)
     assert kinds == ["ok", "refused"], results
-    assert next(v for k, v in results if k == "refused").code == "already_seated"
+    # (which refusal depends on what the loser read first: on SQLite, without row locks, either)
+    assert next(v for k, v in results if k == "refused").code in ("already_seated", "rematch_started")
     assert Table.objects.get(pk=new.pk).status == Table.Status.PLAYING and pot(new) == 300
     books_balance()
 
