@@ -474,9 +474,13 @@ def do_presence(table_id: int, user_id: int, delta: int) -> Changed | None:
         if was_present == (sockets > 0):
             return None  # another tab: nothing anyone can see changed
         # Presence is not a move: seq stays (pages drawn before remain valid), but the due step moves
-        # (a dropped player's grace) and everyone's page shows who the bot is playing for.
-        due, deadline = _due_at(table, {})
-        Table.objects.filter(pk=table.pk).update(due_at=due, turn_deadline=deadline)
+        # (a dropped player's grace) and everyone's page shows who the bot is playing for.  Only the
+        # seat to move has a step the connection changes (another seat's presence must not cut short
+        # a bot's turn or the pause after a trick).
+        due = None
+        if table.turn_seat == seat.position:
+            due, deadline = _due_at(table, {})
+            Table.objects.filter(pk=table.pk).update(due_at=due, turn_deadline=deadline)
         changed = Changed(table.pk, table.seq)
         transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq, force=True))
         if due is not None:
