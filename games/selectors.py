@@ -177,17 +177,10 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
     anchor = view.seat if view.seat is not None else 0
     trick_done = not trick and bool(last_trick) and view.phase in (Phase.PLAYING, Phase.ROUND_OVER,
                                                                   Phase.GAME_OVER)
-    on_felt = {t["seat"]: t for t in (last_trick if trick_done else trick)}
     played_tricks = sum(view.tricks)
     for player in players:
-        p = player["position"]
-        player["slot"] = (p - anchor) % view.players
-        shown = on_felt.get(p)
-        player["played"] = shown["card"] if shown else None
-        player["won_trick"] = bool(trick_done and shown and shown["won"])
-        player["lead"] = bool(trick and trick[0]["seat"] == p)
-    slots = {player["position"]: player["slot"] for player in players}
-    felt_cards = [{**t, "slot": slots[t["seat"]], "won": bool(trick_done and t.get("won"))}
+        player["slot"] = (player["position"] - anchor) % view.players
+    felt_cards = [{**t, "slot": (t["seat"] - anchor) % view.players, "won": bool(trick_done and t.get("won"))}
                   for t in (last_trick if trick_done else trick)]
     results = []
     for r in view.results:
