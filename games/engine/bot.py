@@ -12,7 +12,9 @@ from typing import Sequence
 from .actions import Action, Bid, ChooseTrump, Play
 from .cards import SUITS, Card, Suit
 from .rules import trick_winner
+from .schedule import RoundPhase
 from .state import GameState, Phase
+from .view import SeatView, seat_view
 
 # Chance that a card takes a trick, by strength (10 = ace .. 1 = the 2), as trump and as a side suit.
 _TRUMP_VALUE = {10: 1.0, 9: 0.95, 8: 0.8, 7: 0.7, 6: 0.6, 5: 0.5, 4: 0.45, 3: 0.4, 2: 0.35, 1: 0.3}
@@ -55,44 +57,40 @@ def best_suit(hand: Sequence[Card], players: int) -> Suit:
     return max(SUITS, key=score)
 
 
-def choose_bid(game: GameState) -> int:
-    seat = game.turn
-    assert seat is not None and game.spec is not None
-    hand = game.hands[seat]
-    if game.spec.is_auction:
-        estimate = hand_value(hand, best_suit(hand, game.players), game.players) * 0.85
+def choose_bid(view: SeatView) -> int:
+    hand = view.hand
+    if view.round_phase is RoundPhase.SUBASTA:
+        estimate = hand_value(hand, best_suit(hand, view.players), view.players) * 0.85
     else:
-        estimate = hand_value(hand, game.trump_suit, game.players)
-    if game.spec.cards == 1:
-        estimate = 1.0 if _one_card_wins(game, hand[0]) else 0.0
-    legal = game.legal_bids()
+        estimate = hand_value(hand, view.trump_suit, view.players)
+    if view.cards == 1:
+        estimate = 1.0 if _one_card_wins(view, hand[0]) else 0.0
+    legal = [a.amount for a in view.legal if isinstance(a, Bid)]
     target = estimate
     return min(legal, key=lambda n: (abs(n - target), n))
 
 
-def _one_card_wins(game: GameState, card: Card) -> bool:
-    if card.suit is game.trump_suit:
+def _one_card_wins(view: SeatView, card: Card) -> bool:
+    if card.suit is view.trump_suit:
         return card.strength >= 8
-    return card.strength >= 10 and game.players <= 4
+    return card.strength >= 10 and view.players <= 4
 
 
-def choose_trump(game: GameState) -> Suit:
-    seat = game.turn
-    assert seat is not None
-    return best_suit(game.hands[seat], game.players)
+def choose_trump(view: SeatView) -> Suit:
+    return best_suit(view.hand, view.players)
 
 
-def choose_card(game: GameState) -> Card:
-    seat = game.turn
-    assert seat is not None and game.trump_suit is not None
-    legal = game.legal_cards()
+def choose_card(view: SeatView) -> Card:
+    seat = view.seat
+    assert seat is not None and view.trump_suit is not None
+    legal = [a.card for a in view.legal if isinstance(a, Play)]
     if len(legal) == 1:
         return legal[0]
-    trump = game.trump_suit
-    bid = game.bids[seat] or 0
-    need = bid - game.tricks[seat]
-    trick = [p.card for p in game.trick]
-    last_to_play = len(trick) == len(game.order) - 1
+    trump = view.trump_suit
+    bid = view.bids[seat] or 0
+    need = bid - view.tricks[seat]
+    trick = [p.card for p in view.trick]
+    last_to_play = len(trick) == len(view.order) - 1
 
     def weight(card: Card) -> int:
         return card.strength + (20 if card.suit is trump else 0)
@@ -118,15 +116,22 @@ def choose_card(game: GameState) -> Card:
     return max(winners, key=weight)  # forced to take: get rid of the strongest
 
 
+def view_action(view: SeatView) -> Action:
+    """The fácil bot: the reasonable default for the seat whose view this is, from that view alone."""
+    if view.phase is Phase.BIDDING:
+        return Bid(choose_bid(view))
+    if view.phase is Phase.CHOOSING_TRUMP:
+        return ChooseTrump(choose_trump(view))
+    if view.phase is Phase.PLAYING:
+        return Play(choose_card(view))
+    raise ValueError(f"nobody decides anything in phase {view.phase}")
+
+
 def default_action(game: GameState) -> Action:
-    """The reasonable default for the seat to move."""
-    if game.phase is Phase.BIDDING:
-        return Bid(choose_bid(game))
-    if game.phase is Phase.CHOOSING_TRUMP:
-        return ChooseTrump(choose_trump(game))
-    if game.phase is Phase.PLAYING:
-        return Play(choose_card(game))
-    raise ValueError(f"nobody decides anything in phase {game.phase}")
+    """The reasonable default (the fácil bot) for the seat to move, from what that seat may see."""
+    if game.turn is None:
+        raise ValueError(f"nobody decides anything in phase {game.phase}")
+    return view_action(seat_view(game, game.turn, reasons=False))
 
 
 def play_game(players: int, seed: int) -> GameState:

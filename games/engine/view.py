@@ -42,6 +42,7 @@ class SeatView:
     trick: tuple[TrickPlay, ...]
     last_trick: tuple[TrickPlay, ...]
     last_trick_winner: int | None
+    played: tuple[TrickPlay, ...]    # every card played this round, in order (public knowledge)
     tricks: tuple[int, ...]
     totals: tuple[int, ...]
     results: tuple[RoundResult, ...]
@@ -60,11 +61,13 @@ class SeatView:
             shown.add(self.trump_card)
         shown.update(p.card for p in self.trick)
         shown.update(p.card for p in self.last_trick)
+        shown.update(p.card for p in self.played)
         return shown
 
 
-def seat_view(game: GameState, seat: int | None) -> SeatView:
-    """Everything ``seat`` may see of ``game`` (``None``: what a spectator may see)."""
+def seat_view(game: GameState, seat: int | None, *, reasons: bool = True) -> SeatView:
+    """Everything ``seat`` may see of ``game`` (``None``: what a spectator may see).
+    ``reasons=False`` leaves out why each unplayable card is refused (a bot does not need it)."""
     from .rules import multiplier
 
     playing = game.spec is not None
@@ -97,10 +100,35 @@ def seat_view(game: GameState, seat: int | None) -> SeatView:
         trick=tuple(game.trick),
         last_trick=game.last_trick,
         last_trick_winner=game.last_trick_winner,
+        played=_round_plays(game),
         tricks=tuple(game.tricks),
         totals=tuple(game.totals),
         results=tuple(game.results),
         winners=tuple(winners) if winners is not None else None,
         legal=tuple(game.legal_actions(seat)) if mine else (),
-        reasons=game.play_reasons(seat) if mine and seat is not None else {},
+        reasons=game.play_reasons(seat) if reasons and mine and seat is not None else {},
     )
+
+
+def _round_plays(game: GameState) -> tuple[TrickPlay, ...]:
+    """Every (seat, card) played so far this round, in order: the log has the cards, the order of
+    play the seats (each trick is led by the previous one's winner)."""
+    if game.spec is None or not game.log:
+        return ()
+    from .rules import trick_winner
+    from .state import _TRICK_PLAYS
+
+    plays = game.log[-1].plays
+    trump = game.trump_suit
+    out: list[TrickPlay] = []
+    order = game.order
+    size = len(order)
+    leader = order[0]
+    for start in range(0, len(plays), size):
+        cards = plays[start:start + size]
+        at = order.index(leader)
+        seats = [order[(at + i) % size] for i in range(len(cards))]
+        out.extend(_TRICK_PLAYS[seat][card.index] for seat, card in zip(seats, cards))
+        if len(cards) == size and trump is not None:
+            leader = seats[trick_winner(cards, trump)]
+    return tuple(out)

@@ -1,0 +1,68 @@
+"""The bot levels: fácil, normal and difícil, each a strategy over a seat's view (``SeatView``).
+
+A bot never sees the game state, only what its seat may know; ``decide`` is the one entry point
+the server, the arena and the bot protocol use.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable
+
+from .actions import Action
+from .view import SeatView
+
+FACIL = "facil"
+NORMAL = "normal"
+DIFICIL = "dificil"
+LEVELS: tuple[str, ...] = (FACIL, NORMAL, DIFICIL)
+#: Spoken names (with the accent), as players read them.
+LEVEL_NAMES: dict[str, str] = {FACIL: "fácil", NORMAL: "normal", DIFICIL: "difícil"}
+_ALIASES: dict[str, str] = {"fácil": FACIL, "difícil": DIFICIL, "easy": FACIL, "medium": NORMAL, "hard": DIFICIL}
+
+#: Per-decision budget (target, hard cap) in milliseconds.
+BUDGETS: dict[str, tuple[float, float]] = {FACIL: (0.0, 50.0), NORMAL: (15.0, 40.0), DIFICIL: (150.0, 600.0)}
+
+
+def parse_level(text: str) -> str:
+    """``facil``/``fácil``, ``normal``, ``dificil``/``difícil`` (any case); ValueError otherwise."""
+    key = str(text).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in LEVELS:
+        raise ValueError(f"not a bot level: {text!r} (fácil, normal or difícil)")
+    return key
+
+
+def at_least_normal(level: str) -> str:
+    """The level that plays for a person (their clock ran out, or they dropped): normal at least."""
+    return DIFICIL if level == DIFICIL else NORMAL
+
+
+def decide(view: SeatView, level: str, *, rng: random.Random | None = None,
+           budget_ms: float | None = None) -> Action:
+    """The bot of ``level``'s decision for ``view`` (it must be the view's seat's turn).
+
+    ``budget_ms``: the target thinking time (default the level's); the search stops at its
+    hard cap whatever happens and plays its best move so far.  A forced move is played at once."""
+    if not view.legal:
+        raise ValueError("it is not this seat's turn")
+    if len(view.legal) == 1:
+        return view.legal[0]
+    strategy = _STRATEGIES[parse_level(level)]
+    target, cap = BUDGETS[parse_level(level)]
+    if budget_ms is not None:
+        target = min(float(budget_ms), cap)
+    deadline = time.perf_counter() + cap / 1000.0
+    return strategy(view, rng or random.Random(), target / 1000.0, deadline)
+
+
+def _facil(view: SeatView, rng: random.Random, target: float, deadline: float) -> Action:
+    from .bot import view_action
+
+    return view_action(view)
+
+
+_STRATEGIES: dict[str, Callable[[SeatView, random.Random, float, float], Action]] = {
+    FACIL: _facil, NORMAL: _facil, DIFICIL: _facil,
+}
