@@ -4,6 +4,9 @@
                     or 2 (an input is not JSON).
 ``selfplay``        full games among default players; prints speed and exact-bid rate.
 ``bench``           replay speed on self-played records.
+``rollouts``        simulation speed: random 4-player 8-card hands a second.
+``bot``             a bot over the pocha-bot/1 protocol (``shared/BOT-PROTOCOL.md``).
+``arena``           two bots over the same deals, duplicate format.
 """
 
 from __future__ import annotations
@@ -110,7 +113,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_bench = sub.add_parser("bench", help="replay speed against a straightforward reference")
     p_bench.add_argument("--games", type=int, default=50)
     p_bench.add_argument("--seed", type=int, default=1)
+    p_roll = sub.add_parser("rollouts", help="simulation speed: random hands to the end of the round")
+    p_roll.add_argument("--players", type=int, default=4, choices=(3, 4, 5, 6))
+    p_roll.add_argument("--cards", type=int, default=8)
+    p_roll.add_argument("--seconds", type=float, default=2.0)
+    p_roll.add_argument("--seed", type=int, default=1)
+    p_bot = sub.add_parser("bot", help="answer pocha-bot/1 views on standard input")
+    p_bot.add_argument("--level", default="normal")
+    p_bot.add_argument("--budget-ms", type=float, default=None)
+    p_bot.add_argument("--seed", type=int, default=None)
+    p_arena = sub.add_parser("arena", help="two bots over the same deals, the candidate in every seat")
+    p_arena.add_argument("--a", required=True, help="candidate: a level, or exec:COMMAND for a pocha-bot/1 program")
+    p_arena.add_argument("--b", required=True, help="field: a level, or exec:COMMAND")
+    p_arena.add_argument("--players", type=int, default=4, choices=(3, 4, 5, 6))
+    p_arena.add_argument("--deals", type=int, default=10, help="games dealt (each played once per seat)")
+    p_arena.add_argument("--seed", type=int, default=1)
+    p_arena.add_argument("--jobs", type=int, default=1, help="processes (decision times are per process)")
     args = parser.parse_args(argv)
+    if args.command == "rollouts":
+        from .sim import cmd_rollouts
+
+        return cmd_rollouts(args.players, args.cards, args.seconds, args.seed)
+    if args.command == "bot":
+        from .protocol import cmd_bot
+
+        return cmd_bot(args.level, args.budget_ms, args.seed)
+    if args.command == "arena":
+        from .arena import cmd_arena
+
+        return cmd_arena(args.a, args.b, args.players, args.deals, args.seed, args.jobs)
     if args.command == "replay":
         return cmd_replay(args.files)
     if args.command == "selfplay":
