@@ -57,12 +57,24 @@ def best_suit(hand: Sequence[Card], players: int) -> Suit:
     return max(SUITS, key=score)
 
 
+#: Bids come out this much below the raw estimate: calibrated on self-play, where the estimate ran a
+#: quarter of a trick high in every normal round.
+BID_BIAS = 0.3
+#: In an auction only its winner chooses trump, so a hand is worth mostly what it is worth without one.
+AUCTION_TRUMP_SHARE = 0.15
+
+
+def bid_estimate(hand: Sequence[Card], trump: Suit | None, players: int, auction: bool) -> float:
+    """The tricks the fácil bot expects from ``hand``."""
+    if auction:
+        best = hand_value(hand, best_suit(hand, players), players)
+        return AUCTION_TRUMP_SHARE * best + (1 - AUCTION_TRUMP_SHARE) * hand_value(hand, None, players) - BID_BIAS
+    return hand_value(hand, trump, players) - BID_BIAS
+
+
 def choose_bid(view: SeatView) -> int:
     hand = view.hand
-    if view.round_phase is RoundPhase.SUBASTA:
-        estimate = hand_value(hand, best_suit(hand, view.players), view.players) * 0.85
-    else:
-        estimate = hand_value(hand, view.trump_suit, view.players)
+    estimate = bid_estimate(hand, view.trump_suit, view.players, view.round_phase is RoundPhase.SUBASTA)
     if view.cards == 1:
         estimate = 1.0 if _one_card_wins(view, hand[0]) else 0.0
     legal = [a.amount for a in view.legal if isinstance(a, Bid)]

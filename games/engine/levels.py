@@ -11,7 +11,8 @@ import time
 from typing import Callable
 
 from .actions import Action
-from .view import SeatView
+from .state import GameState
+from .view import SeatView, seat_view
 
 FACIL = "facil"
 NORMAL = "normal"
@@ -40,11 +41,13 @@ def at_least_normal(level: str) -> str:
 
 
 def decide(view: SeatView, level: str, *, rng: random.Random | None = None,
-           budget_ms: float | None = None) -> Action:
+           budget_ms: float | None = None, worlds: int | None = None) -> Action:
     """The bot of ``level``'s decision for ``view`` (it must be the view's seat's turn).
 
     ``budget_ms``: the target thinking time (default the level's); the search stops at its
-    hard cap whatever happens and plays its best move so far.  A forced move is played at once."""
+    hard cap whatever happens and plays its best move so far.  A forced move is played at once.
+    ``worlds``: search exactly this many sampled worlds (still within the hard cap) instead of
+    thinking for a time, so that a seeded ``rng`` gives the same decision on any machine."""
     if not view.legal:
         raise ValueError("it is not this seat's turn")
     if len(view.legal) == 1:
@@ -54,15 +57,31 @@ def decide(view: SeatView, level: str, *, rng: random.Random | None = None,
     if budget_ms is not None:
         target = min(float(budget_ms), cap)
     deadline = time.perf_counter() + cap / 1000.0
-    return strategy(view, rng or random.Random(), target / 1000.0, deadline)
+    return strategy(view, rng or random.Random(), target / 1000.0, deadline, worlds)
 
 
-def _facil(view: SeatView, rng: random.Random, target: float, deadline: float) -> Action:
+def bot_action(game: GameState, level: str, *, rng: random.Random | None = None,
+               budget_ms: float | None = None, worlds: int | None = None) -> Action:
+    """``decide`` for the seat to move in ``game``, given only that seat's view."""
+    if game.turn is None:
+        raise ValueError(f"nobody decides anything in phase {game.phase}")
+    return decide(seat_view(game, game.turn, reasons=False), level, rng=rng, budget_ms=budget_ms, worlds=worlds)
+
+
+def _facil(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:
     from .bot import view_action
 
     return view_action(view)
 
 
-_STRATEGIES: dict[str, Callable[[SeatView, random.Random, float, float], Action]] = {
-    FACIL: _facil, NORMAL: _facil, DIFICIL: _facil,
+def _search(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:
+    from .search import search_action
+
+    if worlds is not None:
+        return search_action(view, rng, 10.0, deadline, min_worlds=worlds, max_worlds=worlds)
+    return search_action(view, rng, target, deadline)
+
+
+_STRATEGIES: dict[str, Callable[[SeatView, random.Random, float, float, int | None], Action]] = {
+    FACIL: _facil, NORMAL: _search, DIFICIL: _search,
 }

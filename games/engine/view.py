@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .actions import Action
+from .actions import Action, Play
 from .cards import Card, Suit, sort_hand
 from .errors import IllegalPlayError
 from .schedule import RoundPhase
@@ -105,9 +105,17 @@ def seat_view(game: GameState, seat: int | None, *, reasons: bool = True) -> Sea
         totals=tuple(game.totals),
         results=tuple(game.results),
         winners=tuple(winners) if winners is not None else None,
-        legal=tuple(game.legal_actions(seat)) if mine else (),
+        legal=_legal(game, seat) if mine else (),
         reasons=game.play_reasons(seat) if reasons and mine and seat is not None else {},
     )
+
+
+def _legal(game: GameState, seat: int | None) -> tuple[Action, ...]:
+    """The seat's legal actions; cards in display order, so that the view does not depend on the
+    order the cards were dealt in."""
+    if game.phase is Phase.PLAYING:
+        return tuple(Play(card) for card in sort_hand(game.legal_cards(seat)))
+    return tuple(game.legal_actions(seat))
 
 
 def _round_plays(game: GameState) -> tuple[TrickPlay, ...]:

@@ -1,0 +1,227 @@
+"""Two bots over the same deals, duplicate format: is the candidate really better?
+
+``python -m games.engine arena --a difícil --b fácil --players 4 --deals 20 --seed 1``
+
+Every deal is a whole game (the real round schedule) dealt from one seed.  It is played once with
+the field (B) in every seat, the *baseline*, and once more for each seat with the candidate (A)
+in that seat and B in the others.  The deals are the same whatever anyone plays, so the candidate's
+points in a seat are compared with what B scored in that seat on the same cards: the difference
+per hand (round) is the candidate's edge, with a 95 % interval taken over the games (a game's
+rounds are not independent of one another).  Also printed: full-game win rates (a shared first
+place counts as a share), each side's exact-bid rate, decision times (p50/p95/max per side) and
+illegal actions — every action goes through ``GameState.apply``, the engine's check; an outside
+bot's illegal or missing answer is counted and replaced by the fácil move.
+
+A side is a level (``fácil``, ``normal``, ``difícil``) or ``exec:COMMAND``, a program speaking
+pocha-bot/1 (``shared/BOT-PROTOCOL.md``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from .actions import Action
+from .levels import LEVEL_NAMES, decide, parse_level
+from .state import GameState, Phase
+from .view import SeatView, seat_view
+
+
+class Player(Protocol):
+    name: str
+
+    def act(self, view: SeatView, rng: random.Random) -> tuple[Action | None, str]: ...
+
+    def close(self) -> None: ...
+
+
+class LevelPlayer:
+    def __init__(self, level: str) -> None:
+        self.level = parse_level(level)
+        self.name = LEVEL_NAMES[self.level]
+
+    def act(self, view: SeatView, rng: random.Random) -> tuple[Action | None, str]:
+        return decide(view, self.level, rng=rng), ""
+
+    def close(self) -> None:
+        pass
+
+
+class ExecPlayer:
+    def __init__(self, command: str) -> None:
+        from .protocol import ProtocolBot
+
+        self.bot = ProtocolBot(command)
+        self.name = f"exec:{command}"
+
+    def act(self, view: SeatView, rng: random.Random) -> tuple[Action | None, str]:
+        return self.bot.decide(view)
+
+    def close(self) -> None:
+        self.bot.close()
+
+
+def make_player(spec: str) -> Player:
+    if spec.startswith("exec:"):
+        return ExecPlayer(spec[5:])
+    return LevelPlayer(spec)
+
+
+@dataclass
+class Side:
+    bids: int = 0
+    exact: int = 0
+    times: list[float] = field(default_factory=list)
+    illegal: int = 0
+
+
+@dataclass
+class GameResult:
+    deal: int
+    seat: int | None              # the candidate's seat; None for the baseline
+    points: list[list[int]]       # by round, by seat
+    totals: list[int]
+    winners: list[int]
+    sides: dict[str, Side]
+
+
+def play_one(players: int, deal_seed: int, seat_of_a: int | None, a: Player, b: Player) -> GameResult:
+    """One game of the deal ``deal_seed``: A in ``seat_of_a`` (None: nowhere), B elsewhere."""
+    from .bot import default_action
+
+    game = GameState.new(players, seed=deal_seed)
+    sides = {"a": Side(), "b": Side()}
+    rngs = [random.Random(deal_seed * 10 + seat) for seat in range(players)]
+    while not game.is_over:
+        if game.phase is Phase.ROUND_OVER:
+            game.deal()
+            continue
+        seat = game.turn
+        assert seat is not None
+        key = "a" if seat == seat_of_a else "b"
+        player = a if key == "a" else b
+        view = seat_view(game, seat, reasons=False)
+        started = time.perf_counter()
+        action, _why = player.act(view, rngs[seat])
+        sides[key].times.append(time.perf_counter() - started)
+        if action is None or not game.is_legal(action, seat):
+            sides[key].illegal += 1
+            action = default_action(game)
+        game.apply(action, seat)  # the engine's check, every time
+    for result in game.results:
+        for seat, bid in enumerate(result.bids):
+            if bid is None:
+                continue
+            side = sides["a" if seat == seat_of_a else "b"]
+            side.bids += 1
+            side.exact += bid == result.tricks[seat]
+    winners = game.winners() or []
+    return GameResult(deal_seed, seat_of_a, [list(r.points) for r in game.results], list(game.totals),
+                      winners, sides)
+
+
+def _job(args: tuple[int, int, int | None, str, str]) -> GameResult:
+    players, deal_seed, seat, spec_a, spec_b = args
+    a, b = make_player(spec_a), make_player(spec_b)
+    try:
+        return play_one(players, deal_seed, seat, a, b)
+    finally:
+        a.close()
+        b.close()
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return ordered[k]
+
+
+def _interval(values: Sequence[float]) -> tuple[float, float]:
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, float("inf")
+    return mean, 1.96 * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, jobs: int = 1) -> dict[str, Any]:
+    deal_seeds = [seed * 100_003 + k for k in range(deals)]
+    work: list[tuple[int, int, int | None, str, str]] = []
+    for d in deal_seeds:
+        work.append((players, d, None, spec_a, spec_b))
+        work.extend((players, d, seat, spec_a, spec_b) for seat in range(players))
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            results = pool.map(_job, work, chunksize=1)
+    else:
+        results = [_job(w) for w in work]
+    baseline = {r.deal: r for r in results if r.seat is None}
+    per_game: list[float] = []       # candidate minus baseline, per hand, one value per game
+    hands: list[float] = []
+    a_wins = b_wins = 0.0
+    a_side, b_side = Side(), Side()
+    for r in results:
+        for key, side in (("a", a_side), ("b", b_side)):
+            s = r.sides[key]
+            side.bids += s.bids
+            side.exact += s.exact
+            side.times += s.times
+            side.illegal += s.illegal
+        if r.seat is None:
+            continue
+        base = baseline[r.deal]
+        diffs = [r.points[n][r.seat] - base.points[n][r.seat] for n in range(len(r.points))]
+        hands += diffs
+        per_game.append(statistics.fmean(diffs))
+        if r.seat in r.winners:
+            a_wins += 1 / len(r.winners)
+        if r.seat in base.winners:
+            b_wins += 1 / len(base.winners)
+    games = len(per_game)
+    mean, half = _interval(per_game)
+    return {
+        "a": spec_a, "b": spec_b, "players": players, "deals": deals, "games": games, "hands": len(hands),
+        "diff_per_hand": mean, "ci95": half,
+        "win_rate_a": a_wins / games, "win_rate_b_same_seat": b_wins / games,
+        "exact_a": a_side.exact / max(1, a_side.bids), "exact_b": b_side.exact / max(1, b_side.bids),
+        "bids_a": a_side.bids, "bids_b": b_side.bids,
+        "time_a": (_percentile(a_side.times, .5), _percentile(a_side.times, .95), max(a_side.times, default=0.0)),
+        "time_b": (_percentile(b_side.times, .5), _percentile(b_side.times, .95), max(b_side.times, default=0.0)),
+        "decisions_a": len(a_side.times), "decisions_b": len(b_side.times),
+        "illegal_a": a_side.illegal, "illegal_b": b_side.illegal,
+    }
+
+
+def cmd_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, jobs: int = 1) -> int:
+    try:
+        for spec in (spec_a, spec_b):
+            if not spec.startswith("exec:"):
+                parse_level(spec)
+    except ValueError as error:
+        print(f"arena: {error}")
+        return 2
+    started = time.perf_counter()
+    r = run_arena(spec_a, spec_b, players, deals, seed, jobs)
+    elapsed = time.perf_counter() - started
+
+    def ms(t: tuple[float, float, float]) -> str:
+        return f"p50 {1000 * t[0]:.1f} ms, p95 {1000 * t[1]:.1f} ms, max {1000 * t[2]:.1f} ms"
+
+    print(f"arena: A = {spec_a}, B = {spec_b}; {players} players, {deals} deals (seed {seed}), "
+          f"{r['games']} games with A rotated through every seat + {deals} baseline games of B; {elapsed:.0f} s")
+    print(f"score difference per hand (A − B in the same seat, same cards): {r['diff_per_hand']:+.2f} "
+          f"± {r['ci95']:.2f} (95 % interval over {r['games']} games, {r['hands']} hands)")
+    print(f"full-game win rate: A {100 * r['win_rate_a']:.1f} %, B in the same seats {100 * r['win_rate_b_same_seat']:.1f} %")
+    print(f"exact-bid rate: A {100 * r['exact_a']:.1f} % ({r['bids_a']} bids), B {100 * r['exact_b']:.1f} % "
+          f"({r['bids_b']} bids)")
+    print(f"decision time A: {ms(r['time_a'])} ({r['decisions_a']} decisions)")
+    print(f"decision time B: {ms(r['time_b'])} ({r['decisions_b']} decisions)")
+    print(f"illegal actions: A {r['illegal_a']}, B {r['illegal_b']}")
+    return 0
