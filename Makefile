@@ -34,9 +34,14 @@ test: venv
 test-services: venv
 	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS)
 
+# Engine figures: the fácil bot's self-play, simulation speed (the search's fast path), replay speed
+# against a plain reference, and a short arena (difícil against fácil; `ARENA_DEALS=20` for a real one).
+ARENA_DEALS ?= 2
 bench: venv
 	$(BIN)/python -m games.engine selfplay --players 4 --games 200 --seed 1
+	$(BIN)/python -m games.engine rollouts --players 4 --cards 8 --seconds 3
 	$(BIN)/python -m games.engine bench
+	$(BIN)/python -m games.engine arena --a difícil --b fácil --players 4 --deals $(ARENA_DEALS) --seed 1 --jobs 2
 
 # The rankings page at scale: 100,000 players and 2 million ledger entries.  Needs PostgreSQL (not part
 # of `bench`): the data goes in a database of its own, created and filled on the first run (~2 minutes)

@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_self.add_argument("--games", type=int, default=100)
     p_self.add_argument("--seed", type=int, default=1)
     p_self.add_argument("--out", help="write each game's record to this JSON Lines file")
-    p_bench = sub.add_parser("bench", help="replay speed against a straightforward reference")
+    p_bench = sub.add_parser("bench", help="replay speed, and its ratio to a plain independent reference")
     p_bench.add_argument("--games", type=int, default=50)
     p_bench.add_argument("--seed", type=int, default=1)
     p_roll = sub.add_parser("rollouts", help="simulation speed: random hands to the end of the round")

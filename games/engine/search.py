@@ -33,13 +33,15 @@ from .view import SeatView
 _TRUMP_VALUE = (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.95, 1.0)
 _SIDE_VALUE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.05, 0.15, 0.3, 0.55, 0.85)
 
-#: Weight of the leading opponent's points against one's own (0: play for one's own score only).
-LEADER_WEIGHT = 0.15
+#: Weight of the leading opponent's points against one's own: bids and cards play for one's own score,
+#: the auction winner's trump also to break the leader's bid.
+LEADER_WEIGHT = 0.0
+TRUMP_LEADER_WEIGHT = 0.3
 #: How far (in tricks) a player's bid strays from what its hand is worth, in the worlds' weights.
-BID_SIGMA = 1.0
+BID_SIGMA = 0.7
 BID_BIAS = 0.3
 #: Exact search when every hand holds at most this many cards (by table size).
-EXACT_CARDS = {3: 3, 4: 3, 5: 2, 6: 2}
+EXACT_CARDS = {3: 3, 4: 2, 5: 2, 6: 2}
 
 
 def _weight(c: int, trump: int) -> int:
@@ -267,11 +269,11 @@ class Search:
             return False
         return self.worlds < self.min_worlds or now < self.target
 
-    def utility(self, bids: Sequence[int], won: Sequence[int]) -> float:
+    def utility(self, bids: Sequence[int], won: Sequence[int], leader_weight: float = LEADER_WEIGHT) -> float:
         mine = points(bids[self.me], won[self.me])
-        if self.leader is None or LEADER_WEIGHT == 0:
+        if self.leader is None or leader_weight == 0:
             return mine
-        return mine - LEADER_WEIGHT * points(bids[self.leader], won[self.leader])
+        return mine - leader_weight * points(bids[self.leader], won[self.leader])
 
     # -- playing a card ---------------------------------------------------------------------
 
@@ -367,7 +369,7 @@ class Search:
                 hands = copy_hands(world)
                 won = [0] * view.players
                 playout(hands, self.nxt, view.order[0], [], suit, won, bids, self.size)
-                totals[suit] += weight * (2 if suit == 0 else 1) * self.utility(bids, won)
+                totals[suit] += weight * (2 if suit == 0 else 1) * self.utility(bids, won, TRUMP_LEADER_WEIGHT)
         return max(range(4), key=lambda s: (totals[s], -s))
 
 
