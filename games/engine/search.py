@@ -253,7 +253,11 @@ class Search:
             hand = [list(x) for x in world[seat]]
             for c in played:
                 hand[c >> 4].append(c)
-            if self.auction:
+            if view.cards == 1:  # the fácil rule for one card: a high trump or, at four or fewer, a side ace
+                x = next(x for suit in hand for x in suit)
+                wins = (x & 15) >= 8 if x >> 4 == self.bid_trump else ((x & 15) >= 10 and view.players <= 4)
+                est = 1.0 if wins else 0.0
+            elif self.auction:
                 est = (0.15 * hand_estimate(hand, best_trump(hand, view.players, view.cards), view.players, view.cards)
                        + 0.85 * hand_estimate(hand, -1, view.players, view.cards) - BID_BIAS)
             else:
