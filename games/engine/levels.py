@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from .actions import Action
 from .state import GameState
@@ -22,6 +22,8 @@ LEVELS: tuple[str, ...] = (FACIL, NORMAL, DIFICIL)
 LEVEL_NAMES: dict[str, str] = {FACIL: "fácil", NORMAL: "normal", DIFICIL: "difícil"}
 _ALIASES: dict[str, str] = {"fácil": FACIL, "difícil": DIFICIL, "easy": FACIL, "medium": NORMAL, "hard": DIFICIL}
 
+#: The most worlds a normal bot looks at for one decision.
+NORMAL_WORLDS = 40
 #: Per-decision budget (target, hard cap) in milliseconds.
 BUDGETS: dict[str, tuple[float, float]] = {FACIL: (0.0, 50.0), NORMAL: (15.0, 40.0), DIFICIL: (150.0, 600.0)}
 
@@ -74,14 +76,26 @@ def _facil(view: SeatView, rng: random.Random, target: float, deadline: float, w
     return view_action(view)
 
 
-def _search(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:
+def _search(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None,
+            **options: Any) -> Action:
     from .search import search_action
 
     if worlds is not None:
-        return search_action(view, rng, 10.0, deadline, min_worlds=worlds, max_worlds=worlds)
-    return search_action(view, rng, target, deadline)
+        return search_action(view, rng, 10.0, deadline, min_worlds=worlds, max_worlds=worlds, **options)
+    return search_action(view, rng, target, deadline, **options)
+
+
+def _normal(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:
+    # a quick search: a few dozen worlds, no reading of the bids, no exact endgame
+    if worlds is None:
+        return _search(view, rng, target, deadline, None, max_worlds=NORMAL_WORLDS, read_bids=False, exact_cards=0)
+    return _search(view, rng, target, deadline, worlds, read_bids=False, exact_cards=0)
+
+
+def _dificil(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:
+    return _search(view, rng, target, deadline, worlds)
 
 
 _STRATEGIES: dict[str, Callable[[SeatView, random.Random, float, float, int | None], Action]] = {
-    FACIL: _facil, NORMAL: _search, DIFICIL: _search,
+    FACIL: _facil, NORMAL: _normal, DIFICIL: _dificil,
 }
