@@ -43,3 +43,19 @@ def test_the_arena_command_prints_its_figures(capsys) -> None:
                    "decision time A: p50", "p95", "max", "illegal actions: A 0, B 0"):
         assert needle in out
     assert main(["arena", "--a", "imposible", "--b", "fácil"]) == 2
+
+
+def test_an_outside_bots_illegal_answers_are_counted_and_replaced(tmp_path) -> None:
+    liar = tmp_path / "liar.py"
+    liar.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    view = json.loads(line)\n"
+        "    answer = {'bid': 99} if view['act'] == 'bid' else {'play': '1o'} if view['act'] == 'play' else {'trump': 'x'}\n"
+        "    print(json.dumps(answer), flush=True)\n")
+    command = " ".join(map(shlex.quote, [sys.executable, str(liar)]))
+    r = run_arena(f"exec:{command}", "fácil", players=3, deals=1, seed=1)
+    # a bid of 99 and the trump 'x' are never legal; the 1 of oros only sometimes
+    assert 0 < r["illegal_a"] <= r["decisions_a"]
+    assert r["illegal_a"] >= 18 * 3  # at least every bid of every game
+    assert r["illegal_b"] == 0
