@@ -109,6 +109,9 @@ def choose_card(view: SeatView) -> Card:
 
     if not trick:
         if need > 0:
+            trumps = [c for c in legal if c.suit is trump]
+            if trumps and need >= len(view.hand):
+                return max(trumps, key=weight)  # every trick needed: draw the trumps, the highest first
             side_aces = [c for c in legal if c.suit is not trump and c.strength == 10]
             if side_aces:
                 return side_aces[0]

@@ -29,7 +29,8 @@ NO_LIMIT = 64  # above every code
 class Sampler:
     """Worlds consistent with ``view`` (hands of codes for every seat; the viewer's own is its hand)."""
 
-    def __init__(self, view: SeatView) -> None:
+    def __init__(self, view: SeatView, *, read_play: bool = True) -> None:
+        """``read_play=False``: only the seen cards are known; voids and limits are not read (normal)."""
         assert view.seat is not None
         self.view = view
         self.me = view.seat
@@ -52,7 +53,8 @@ class Sampler:
                     unseen.discard(t)
             else:
                 unseen.discard(t)  # the turned card belongs to nobody
-        self._read_play()
+        if read_play:
+            self._read_play()
         self.others = [s for s in view.order if s != self.me]
         self.need = {s: view.hand_sizes[s] - len(self.forced[s]) for s in self.others}
         self.unseen = sorted(unseen)

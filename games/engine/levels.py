@@ -11,7 +11,7 @@ import time
 from typing import Any, Callable
 
 from .actions import Action
-from .state import GameState
+from .state import GameState, Phase
 from .view import SeatView, seat_view
 
 FACIL = "facil"
@@ -23,7 +23,7 @@ LEVEL_NAMES: dict[str, str] = {FACIL: "fácil", NORMAL: "normal", DIFICIL: "dif�
 _ALIASES: dict[str, str] = {"fácil": FACIL, "difícil": DIFICIL, "easy": FACIL, "medium": NORMAL, "hard": DIFICIL}
 
 #: The most worlds a normal bot looks at for one decision.
-NORMAL_WORLDS = 40
+NORMAL_WORLDS = 10
 #: Per-decision budget (target, hard cap) in milliseconds.
 BUDGETS: dict[str, tuple[float, float]] = {FACIL: (0.0, 50.0), NORMAL: (15.0, 40.0), DIFICIL: (150.0, 600.0)}
 
@@ -86,10 +86,14 @@ def _search(view: SeatView, rng: random.Random, target: float, deadline: float, 
 
 
 def _normal(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:
-    # a quick search: a few dozen worlds, no reading of the bids, no exact endgame
+    # it bids and chooses trump by a quick search (a few worlds, reading nothing from the bids) and
+    # plays its cards as fácil does
+    if view.phase is Phase.PLAYING:
+        return _facil(view, rng, target, deadline, worlds)
+    options: dict[str, Any] = {"read_bids": False, "read_play": False, "exact_cards": 0}
     if worlds is None:
-        return _search(view, rng, target, deadline, None, max_worlds=NORMAL_WORLDS, read_bids=False, exact_cards=0)
-    return _search(view, rng, target, deadline, worlds, read_bids=False, exact_cards=0)
+        return _search(view, rng, target, deadline, None, max_worlds=NORMAL_WORLDS, **options)
+    return _search(view, rng, target, deadline, worlds, **options)
 
 
 def _dificil(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None) -> Action:

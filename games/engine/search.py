@@ -99,6 +99,8 @@ def heuristic_bid(hand: Hand, trump: int, players: int, cards: int, auction: boo
 
 def _lead(h: Hand, need: int, trump: int) -> int:
     if need > 0:
+        if h[trump] and need >= len(h[0]) + len(h[1]) + len(h[2]) + len(h[3]):
+            return h[trump][0]
         for s in range(4):
             if s != trump and h[s] and h[s][0] & 15 == 10:
                 return h[s][0]
@@ -217,7 +219,7 @@ class Search:
 
     def __init__(self, view: SeatView, rng: random.Random, target: float, deadline: float,
                  min_worlds: int = 4, max_worlds: int = 400, *, read_bids: bool = True,
-                 exact_cards: int | None = None) -> None:
+                 read_play: bool = True, exact_cards: int | None = None) -> None:
         assert view.seat is not None
         self.view = view
         self.me = view.seat
@@ -228,7 +230,7 @@ class Search:
         self.min_worlds = min_worlds
         self.max_worlds = max_worlds
         self.exact_cards = EXACT_CARDS.get(view.players, 2) if exact_cards is None else exact_cards
-        self.sampler = Sampler(view)
+        self.sampler = Sampler(view, read_play=read_play)
         self.size = len(view.order)
         self.nxt = {view.order[i]: view.order[(i + 1) % self.size] for i in range(self.size)}
         others = [s for s in view.order if s != self.me]
@@ -384,11 +386,12 @@ class Search:
 
 def search_action(view: SeatView, rng: random.Random, target: float, deadline: float,
                   min_worlds: int = 4, max_worlds: int = 400, *, read_bids: bool = True,
-                  exact_cards: int | None = None) -> Action:
+                  read_play: bool = True, exact_cards: int | None = None) -> Action:
     """The searching bot's decision; ``read_bids``: weigh worlds by the bids made (difícil);
+    ``read_play``: draw worlds within what the play proves (voids, no higher card);
     ``exact_cards``: search exactly from this many cards a hand (default by table size; 0: never)."""
     search = Search(view, rng, target, deadline, min_worlds, max_worlds, read_bids=read_bids,
-                    exact_cards=exact_cards)
+                    read_play=read_play, exact_cards=exact_cards)
     if view.phase is Phase.BIDDING:
         return Bid(search.bid())
     if view.phase is Phase.CHOOSING_TRUMP:

@@ -14,7 +14,6 @@ from games.engine.schedule import active_order, dealer_of
 from games.engine.search import exact
 from games.engine.sim import CARD, CODE, SUIT_INDEX, copy_hands, legal, random_playout, to_hand
 
-SEARCHERS = (NORMAL, DIFICIL)
 WORLDS = 40  # a fixed number of worlds: the same decision on any machine
 
 
@@ -56,7 +55,7 @@ def test_holding_the_ace_of_trump_it_does_not_bid_0_when_1_is_forbidden(level: s
     assert decision(game, level) == Bid(2), "bid 0 with the ace of trump is a sure miss"
 
 
-@pytest.mark.parametrize("level", SEARCHERS)
+@pytest.mark.parametrize("level", LEVELS)
 def test_needing_every_trick_it_leads_its_highest_trump(level: str) -> None:
     # Round 3 at four, trump espadas (turned 6e).  The first seat bid 3 holding 1e, 12e and 1o; the
     # 3 of espadas is out: leading the king would have to be overtaken by it, the ace draws it.
@@ -67,7 +66,7 @@ def test_needing_every_trick_it_leads_its_highest_trump(level: str) -> None:
     assert decision(game, level) == Play(c("1e"))
 
 
-@pytest.mark.parametrize("level", SEARCHERS)
+@pytest.mark.parametrize("level", LEVELS)
 def test_having_made_its_bid_it_sheds_winners(level: str) -> None:
     # Round 3 at four, trump bastos.  Bids 1, 0, 0, 1; the first seat leads the 12 of oros, the second
     # (void in oros) trumps.  The third seat (bid 0, nothing won) must follow oros but cannot win: it
