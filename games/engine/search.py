@@ -21,6 +21,7 @@ import time
 from typing import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
+from .bot import AUCTION_TRUMP_SHARE, BID_BIAS
 from .cards import SUITS, Card
 from .infer import CODE_SUIT, Sampler
 from .rules import points
@@ -42,7 +43,6 @@ TRUMP_LEADER_WEIGHT = 0.3
 EXACT_BONUS = 8.0
 #: How far (in tricks) a player's bid strays from what its hand is worth, in the worlds' weights.
 BID_SIGMA = 0.7
-BID_BIAS = 0.3
 #: Exact search when every hand holds at most this many cards (by table size).
 EXACT_CARDS = {3: 3, 4: 2, 5: 2, 6: 2}
 
@@ -82,8 +82,8 @@ def best_trump(hand: Hand, players: int, cards: int) -> int:
 
 def heuristic_bid(hand: Hand, trump: int, players: int, cards: int, auction: bool, forbidden: int | None) -> int:
     if auction:
-        estimate = (0.15 * hand_estimate(hand, best_trump(hand, players, cards), players, cards)
-                    + 0.85 * hand_estimate(hand, -1, players, cards) - BID_BIAS)
+        estimate = (AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, players, cards), players, cards)
+                    + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, players, cards) - BID_BIAS)
     else:
         estimate = hand_estimate(hand, trump, players, cards) - BID_BIAS
     if cards == 1:
@@ -265,8 +265,9 @@ class Search:
                 wins = (x & 15) >= 8 if x >> 4 == self.bid_trump else ((x & 15) >= 10 and view.players <= 4)
                 est = 1.0 if wins else 0.0
             elif self.auction:
-                est = (0.15 * hand_estimate(hand, best_trump(hand, view.players, view.cards), view.players, view.cards)
-                       + 0.85 * hand_estimate(hand, -1, view.players, view.cards) - BID_BIAS)
+                est = (AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, view.players, view.cards),
+                                                           view.players, view.cards)
+                       + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, view.players, view.cards) - BID_BIAS)
             else:
                 est = hand_estimate(hand, self.bid_trump, view.players, view.cards) - BID_BIAS
             misfit += (bid - est) ** 2
