@@ -8,6 +8,7 @@ quick table).  Bad input raises ``ActionError`` and changes nothing.
 
 from __future__ import annotations
 
+import logging
 import random
 import secrets
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -27,12 +28,16 @@ from accounts.models import Account, Profile
 from accounts.models import Transaction as LedgerTransaction
 from games import access, push, timers
 from leaderboard import scores
-from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, default_action
+from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError
+from games.engine import levels
 from games.engine.snapshot import dump, load
+from games.engine.view import SeatView, seat_view
 from games.models import Bid as BidRow
 from games.models import Play as PlayRow
 from games.errors import ActionError
 from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Round, Seat, Table, Trick
+
+log = logging.getLogger(__name__)
 
 BOT_NAMES = ["Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro", "Rocío", "Pepe"]
 
@@ -43,6 +48,18 @@ User = AbstractBaseUser | AnonymousUser
 class Changed:
     table_id: int
     seq: int
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """A turn due for the bot's decision, as ``prepare_due`` found it: the table and ``seq`` it was due
+    at, the seat to move, what that seat may see (never the game state) and the level to play at."""
+    table_id: int
+    seq: int
+    position: int
+    view: SeatView
+    level: str
+    is_bot: bool = True  # False: the bot plays for a person (the clock, away, dropped)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -159,12 +176,24 @@ def _new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
+def check_bot_level(level: Any) -> str:
+    """The bots' level a form or a caller asks for (``facil``, ``normal``, ``dificil``, the spoken names
+    too); ActionError otherwise."""
+    try:
+        if not isinstance(level, str):
+            raise ValueError
+        return levels.parse_level(level)
+    except ValueError:
+        raise ActionError("bot_level", _("Ese nivel de bots no existe: fácil, normal o difícil.")) from None
+
+
 def do_create_table(user: User, size: int, *, public: bool = True, quick: bool = False, stake: int = 0,
-                    bots_allowed: bool = True) -> Table:
+                    bots_allowed: bool = True, bot_level: str = levels.NORMAL) -> Table:
     """A new table with its creator in seat 0 (their stake held); private tables get a code."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     _check_size_and_stake(size, stake)
+    bot_level = check_bot_level(bot_level)
     access.check_not_suspended(user)
     with transaction.atomic():
         access.check_not_suspended(user, lock=True)  # a suspension being written waits for this table
@@ -174,6 +203,7 @@ def do_create_table(user: User, size: int, *, public: bool = True, quick: bool =
                     table = Table.objects.create(
                         size=size, is_public=public, is_quick=quick, created_by_id=user.pk, stake=stake,
                         bots_allowed=bots_allowed or public, code=None if public else _new_code(),
+                        bot_level=bot_level,
                         fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
                     )
                 break
@@ -186,9 +216,11 @@ def do_create_table(user: User, size: int, *, public: bool = True, quick: bool =
     return table
 
 
-def do_create_private_table(user: User, size: int, stake: int, bots_allowed: bool) -> Table:
-    """"Mesa privada": the host picks the size, the stake and whether bots may fill; others join by code."""
-    return do_create_table(user, size, public=False, stake=stake, bots_allowed=bots_allowed)
+def do_create_private_table(user: User, size: int, stake: int, bots_allowed: bool,
+                            bot_level: str = levels.NORMAL) -> Table:
+    """"Mesa privada": the host picks the size, the stake, whether bots may fill and how well they play;
+    others join by code."""
+    return do_create_table(user, size, public=False, stake=stake, bots_allowed=bots_allowed, bot_level=bot_level)
 
 
 def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
@@ -214,7 +246,7 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
                 raise
             continue
         return Table.objects.get(pk=table_id)
-    return do_create_table(user, size, public=True, quick=True, stake=stake)
+    return do_create_table(user, size, public=True, quick=True, stake=stake, bot_level=levels.NORMAL)
 
 
 def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | None = None) -> Changed:
@@ -488,33 +520,107 @@ def do_presence(table_id: int, user_id: int, delta: int) -> Changed | None:
         return changed
 
 
+# -- what is due: three steps, so that a bot thinks with no lock held and no transaction open --------
+#
+# 1. ``prepare_due``: a plain read that decides what is due at (table, seq).  Filling a quick table and
+#    dealing the next round need no thought and are done at once, in a short locked transaction; a turn
+#    (a bot's, or a person's whose clock ran out, who is away or whose connection dropped) comes back as
+#    a ``Thinking``: the seat's view, the level and the seq.
+# 2. ``think``: the bot's decision from that view alone — up to 600 ms for a difícil bot, so the server
+#    runs it off its event loop and off its database thread (``timers.run_due_async``), and Celery in
+#    its worker.
+# 3. ``apply_due``: a short locked transaction that applies the decision through ``_apply`` if the table
+#    is still at that seq and the step still due; otherwise the decision is dropped.
+
+
 def do_due(table_id: int, seq: int) -> Changed | None:
-    """Whatever is due at (table, seq): fill a quick table, play a bot's turn, or play the reasonable
-    default for a person whose clock ran out, who is away, or whose connection dropped.
+    """Whatever is due at (table, seq): fill a quick table, deal the next round, play a bot's turn, or
+    play for a person whose clock ran out, who is away, or whose connection dropped — the three steps
+    in a row (the Celery task, the sweeper and the tests call this).
 
     Idempotent: a duplicate or late call (the table moved on) does nothing.
     """
+    step = prepare_due(table_id, seq)
+    if not isinstance(step, Thinking):
+        return step
+    return apply_due(step, think(step))
+
+
+def _is_due(table: Table, seq: int, now: datetime) -> bool:
+    return table.seq == seq and table.due_at is not None and table.due_at <= now
+
+
+def prepare_due(table_id: int, seq: int) -> Changed | Thinking | None:
+    """Step 1: what is due at (table, seq).  The steps that need no thought are done here (and their
+    change returned); a turn to play comes back as a ``Thinking``, read without taking any lock."""
+    turn_is_bot = Seat.objects.filter(table_id=OuterRef("pk"), position=OuterRef("turn_seat")).values("is_bot")[:1]
+    try:  # one read: the row (its seq and its engine snapshot together) and whether a bot is to move
+        table = Table.objects.annotate(turn_is_bot=Subquery(turn_is_bot)).filter(pk=table_id).first()
+    except (ValueError, TypeError):
+        return None
+    if table is None or not _is_due(table, seq, timezone.now()):
+        return None
+    if table.status == Table.Status.WAITING or (
+            table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value):
+        return _due_without_thought(table_id, seq)
+    if table.status != Table.Status.PLAYING or table.turn_seat is None or table.turn_is_bot is None:
+        return None
+    # A bot plays at the table's level; for a person, the bot is never worse than normal.
+    level = table.bot_level if table.turn_is_bot else levels.at_least_normal(table.bot_level)
+    view = seat_view(load(table.state), table.turn_seat, reasons=False)
+    return Thinking(table.pk, table.seq, table.turn_seat, view, level, is_bot=table.turn_is_bot)
+
+
+def _due_without_thought(table_id: int, seq: int) -> Changed | None:
+    """A waiting table whose time is up starts (bots fill it); a round's result has been up long enough:
+    the next deal."""
     with transaction.atomic():
         try:
             table = _lock(table_id)
         except ActionError:
             return None
-        now = timezone.now()
-        if table.seq != seq or table.due_at is None or table.due_at > now:
+        if not _is_due(table, seq, timezone.now()):
             return None
         if table.status == Table.Status.WAITING:
             return _on_start(table)
         if table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value:
-            game = load(table.state)  # the round's result has been up long enough: the next deal
+            game = load(table.state)
             _deal(table, game)
             return _commit(table, table.seq, **_state_fields(game))
-        if table.status != Table.Status.PLAYING or table.turn_seat is None:
+        return None
+
+
+def think(step: Thinking) -> Action:
+    """Step 2: the bot's move for ``step``'s seat, from its view alone (no database, no lock).
+
+    A decision the engine cannot make (a bug in a strategy) falls back to the plain fácil move, so
+    that a table never stalls on its bot."""
+    try:
+        action = levels.decide(step.view, step.level)
+        if action in step.view.legal:
+            return action
+        log.error("table %s: the %s bot chose %s, not a legal move", step.table_id, step.level, action)
+    except Exception:
+        log.exception("table %s: the %s bot failed to decide", step.table_id, step.level)
+    return levels.decide(step.view, levels.FACIL)
+
+
+def apply_due(step: Thinking, action: Action) -> Changed | None:
+    """Step 3: play ``action`` for ``step``'s seat if the table is still where the bot saw it (same seq,
+    the step still due, the same seat to move); otherwise drop it and change nothing."""
+    with transaction.atomic():
+        try:
+            table = _lock(step.table_id)
+        except ActionError:
             return None
-        seat = Seat.objects.get(table=table, position=table.turn_seat)
+        now = timezone.now()
+        if not _is_due(table, step.seq, now) or table.status != Table.Status.PLAYING \
+                or table.turn_seat != step.position:
+            return None  # the table moved on (or the person came back) while the bot thought
         game = load(table.state)
-        action = default_action(game)
-        if seat.is_bot:
-            return _apply(table, seat.position, action, game=game, by_bot=True)
+        if step.is_bot:  # (a seat's kind never changes once the game has started)
+            return _apply(table, step.position, action, game=game, by_bot=True)
+        seat = Seat.objects.get(table=table, position=step.position)
         by_clock = table.turn_deadline is not None and table.turn_deadline <= now
         if by_clock:
             seat.timeouts += 1

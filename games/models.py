@@ -13,12 +13,17 @@ from django.db import models
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from games.engine.levels import DIFICIL, FACIL, LEVELS, NORMAL
+
 
 #: What a seat may stake: free, or 100, 500 or 2,000 chips (RULES.md, "Chips and stakes").
 STAKES = (0, 100, 500, 2000)
 #: Private-table codes: capitals nobody confuses with a digit or with each other (no I, L, O, S, Z, B).
 CODE_ALPHABET = "ACDEFGHJKMNPQRTUVWXY"
 CODE_LENGTH = 5
+#: The bots' levels as players read them (the engine has the codes, the site the words).
+BOT_LEVEL_LABELS = {FACIL: _("fácil"), NORMAL: _("normal"), DIFICIL: _("difícil")}
+BOT_LEVEL_CHOICES = [(level, BOT_LEVEL_LABELS[level]) for level in LEVELS]
 
 
 class Table(models.Model):
@@ -63,6 +68,9 @@ class Table(models.Model):
     code = models.CharField(_("código"), max_length=CODE_LENGTH, null=True, blank=True)
     #: Private tables: whether bots take the seats still empty when the host starts.
     bots_allowed = models.BooleanField(_("se admiten bots"), default=True)
+    #: How well the bots play (``games.engine.levels``): every bot seat, and — normal at least — the
+    #: bot that plays for a person whose clock ran out, who is away or whose connection dropped.
+    bot_level = models.CharField(_("nivel de los bots"), max_length=10, choices=BOT_LEVEL_CHOICES, default=NORMAL)
     #: «Revancha»: the finished table this one replays, with the same options, for the same players.
     rematch_of = models.OneToOneField("self", null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="rematch", verbose_name=_("revancha de"))
@@ -80,6 +88,7 @@ class Table(models.Model):
             models.UniqueConstraint(fields=["code"], condition=models.Q(status="waiting", code__isnull=False),
                                     name="table_code_unique_while_waiting"),
             models.CheckConstraint(condition=models.Q(stake__in=STAKES), name="table_stake_offered"),
+            models.CheckConstraint(condition=models.Q(bot_level__in=LEVELS), name="table_bot_level_known"),
         ]
 
     def __str__(self) -> str:

@@ -1,7 +1,7 @@
 """«Revancha»: at the end of a game, the same players at a new table with the same options.
 
 One of the finished table's people proposes it (``do_offer_rematch``): a new waiting table is created
-with the same size, stake, visibility and clocks, ``rematch_of`` the old one, the proposer seated in it
+with the same size, stake, visibility, bots' level and clocks, ``rematch_of`` the old one, the proposer seated in it
 with their stake held.  The others accept (``do_accept_rematch``: a seat and the stake held) or say
 «No, gracias» (``do_decline_rematch``).  It starts at once when every person of the old table is seated
 (or has declined, if bots may take the empty seats); otherwise, when bots are allowed, the ordinary
@@ -179,8 +179,8 @@ def _new_table(old: Table, user: Any) -> Table:
             with transaction.atomic():  # a code another waiting table just took: draw again
                 return Table.objects.create(
                     size=old.size, stake=old.stake, is_public=old.is_public, is_quick=old.is_quick,
-                    bots_allowed=old.bots_allowed, card_seconds=old.card_seconds, bid_seconds=old.bid_seconds,
-                    trump_seconds=old.trump_seconds, created_by_id=user.pk, rematch_of=old,
+                    bots_allowed=old.bots_allowed, bot_level=old.bot_level, card_seconds=old.card_seconds,
+                    bid_seconds=old.bid_seconds, trump_seconds=old.trump_seconds, created_by_id=user.pk, rematch_of=old,
                     code=None if old.is_public else actions._new_code(), fill_at=fill_at,
                 )
         except IntegrityError:

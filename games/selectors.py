@@ -63,6 +63,8 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
         "is_private": not table.is_public,
         "is_host": my_seat is not None and table.created_by_id == viewer.user_id,
         "bots_allowed": table.bots_allowed,
+        # every bot at the table plays at this level («bot · difícil» on its seat)
+        "bot_level": table.bot_level, "bot_level_name": table.get_bot_level_display(),
         "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
         "i_left": my_seat is not None and my_seat.left,
         "table_texts": table_texts,  # a callable: only the page (not each push) asks for it

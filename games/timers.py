@@ -9,6 +9,13 @@ Two things act on it, both through ``actions.do_due(table_id, seq)``, which is i
   (a separate process cannot reach an in-memory channel layer);
 * a sweeper every couple of seconds (Celery beat, or a task on the same loop) that runs
   every overdue step a lost timer left behind — after a restart, for instance.
+
+A bot's turn takes thought (up to 600 ms for a difícil bot), and that thought never runs inside the
+table's transaction, on the server's event loop, or on the one thread Channels gives the database
+(``database_sync_to_async`` is thread-sensitive): ``do_due`` is three steps (``actions.prepare_due``,
+``actions.think``, ``actions.apply_due``).  On the server's loop the two short database steps go to
+the database thread and the thinking to a small pool of its own (``run_due_async``); the Celery
+worker simply runs the three in a row.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from channels.db import database_sync_to_async
@@ -25,9 +34,16 @@ from django.utils import timezone
 log = logging.getLogger(__name__)
 
 SWEEP_SECONDS = 2.0
+#: Threads that think for the bots in this process.  The thinking is pure Python, so more threads would
+#: only share the same interpreter lock; two keep a slow decision from holding up every other table.
+THINKING_THREADS = 2
 
 _loop: asyncio.AbstractEventLoop | None = None
 _sweeper: asyncio.Task[None] | None = None
+_thinkers: ThreadPoolExecutor | None = None
+_thinkers_lock = threading.Lock()
+#: Steps (table, seq) being run on this loop: the timer and the sweeper finding the same step think once.
+_running: set[tuple[int, int]] = set()
 
 
 def celery_clock() -> bool:
@@ -42,6 +58,8 @@ def bind_loop() -> None:
     loop = asyncio.get_running_loop()
     if _loop is loop and _sweeper is not None and not _sweeper.done():
         return
+    if _loop is not loop:
+        _running.clear()  # steps left on a loop that is gone will never finish there
     _loop = loop
     _sweeper = loop.create_task(_sweep_forever())
 
@@ -66,23 +84,49 @@ def _call_later(loop: asyncio.AbstractEventLoop, delay: float, table_id: int, se
                     context=contextvars.Context())
 
 
-async def run_due_async(table_id: int, seq: int) -> None:
-    from games.actions import do_due
+def thinking_pool() -> ThreadPoolExecutor:
+    """The bots' own threads (neither the event loop nor the database thread)."""
+    global _thinkers
+    with _thinkers_lock:
+        if _thinkers is None:
+            _thinkers = ThreadPoolExecutor(max_workers=THINKING_THREADS, thread_name_prefix="pocha-bot")
+        return _thinkers
 
+
+async def run_due_async(table_id: int, seq: int) -> None:
+    """``do_due`` on the server's loop: the two short transactions on the database thread, the bot's
+    thinking in between on a thread of its own; the loop only waits."""
+    from games.actions import Thinking, apply_due, prepare_due, think
+
+    key = (table_id, seq)
+    if key in _running:
+        return  # already on its way (its timer and the sweeper both found it)
+    _running.add(key)
     try:
-        await database_sync_to_async(do_due)(table_id, seq)
+        step = await database_sync_to_async(prepare_due)(table_id, seq)
+        if isinstance(step, Thinking):
+            action = await asyncio.get_running_loop().run_in_executor(thinking_pool(), think, step)
+            await database_sync_to_async(apply_due)(step, action)
     except Exception:
         log.exception("due step of table %s at seq %s failed", table_id, seq)
+    finally:
+        _running.discard(key)
+
+
+def overdue_steps(limit: int = 500) -> list[tuple[int, int]]:
+    """(table, seq) of every step whose time has come, oldest first."""
+    from games.models import Table
+
+    return list(Table.objects.filter(due_at__lte=timezone.now()).order_by("due_at")
+                .values_list("pk", "seq")[:limit])
 
 
 def sweep() -> int:
-    """Run every overdue step; returns how many tables moved."""
+    """Run every overdue step here and now (the Celery beat task, the tests); returns how many tables moved."""
     from games.actions import do_due
-    from games.models import Table
 
     moved = 0
-    overdue = list(Table.objects.filter(due_at__lte=timezone.now()).values_list("pk", "seq")[:500])
-    for table_id, seq in overdue:
+    for table_id, seq in overdue_steps():
         try:
             if do_due(table_id, seq) is not None:
                 moved += 1
@@ -91,10 +135,17 @@ def sweep() -> int:
     return moved
 
 
+async def sweep_async() -> None:
+    """One sweep on the server's loop: the overdue steps are looked up on the database thread, then each
+    runs through ``run_due_async`` (so no bot thinks on the database thread here either)."""
+    overdue = await database_sync_to_async(overdue_steps)()
+    await asyncio.gather(*(run_due_async(table_id, seq) for table_id, seq in overdue))
+
+
 async def _sweep_forever() -> None:
     while True:
         await asyncio.sleep(SWEEP_SECONDS)
         try:
-            await database_sync_to_async(sweep)()
+            await sweep_async()
         except Exception:
             log.exception("sweeper failed")

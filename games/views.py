@@ -20,7 +20,8 @@ from accounts import ledger
 from accounts.models import Profile
 from games import access, actions, profiles, rematch, selectors
 from games.engine import export_record
-from games.models import STAKES, Seat, Table
+from games.engine.levels import NORMAL
+from games.models import BOT_LEVEL_CHOICES, STAKES, Seat, Table
 from pocha_site import ratelimit
 
 
@@ -56,7 +57,8 @@ def open_tables(user_id: int | None) -> list[dict[str, object]]:
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    context: dict[str, object] = {"sizes": [3, 4, 5, 6], "stakes": STAKES}
+    context: dict[str, object] = {"sizes": [3, 4, 5, 6], "stakes": STAKES, "bot_levels": BOT_LEVEL_CHOICES,
+                                  "default_bot_level": NORMAL}
     if request.user.is_authenticated:
         profile = Profile.objects.filter(user_id=request.user.pk).first()
         context["quick_size"] = profile.quick_size if profile else 4
@@ -101,7 +103,8 @@ def create_table(request: HttpRequest) -> HttpResponse:
 def create_private_table(request: HttpRequest) -> HttpResponse:
     try:
         table = actions.do_create_private_table(request.user, _int(request, "size", 4), _int(request, "stake", 0),
-                                                bots_allowed=request.POST.get("bots") == "on")
+                                                bots_allowed=request.POST.get("bots") == "on",
+                                                bot_level=request.POST.get("bot_level", NORMAL))
     except actions.ActionError as error:
         _refuse(request, error)
         return redirect("home")

@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels."""
 
+import gc
 import os
 from typing import Any
 
@@ -28,6 +29,11 @@ class BindClockLoop:
         timers.bind_loop()
         return await self.app(scope, receive, send)
 
+
+# Everything loaded so far (Django, the apps, the engine) lives as long as the process: keep it out of
+# the collector's full passes, which would otherwise stop the event loop for tens of milliseconds now
+# and then while bots think in their threads (the usual gc.freeze() after start-up).
+gc.freeze()
 
 application = BindClockLoop(
     ProtocolTypeRouter(

@@ -148,7 +148,7 @@ def test_sign_up_quick_play_and_play_three_rounds_on_a_phone(phone: Tab, screens
     players = page.locator("#players li.seat")
     expect(players).to_have_count(4)
     expect(page.locator("#players li.seat.me")).to_have_count(1)
-    expect(page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(3)
+    expect(page.locator("#players .tag", has_text=re.compile(r"^bot · normal$"))).to_have_count(3)
 
     moves = play_until_round(page, ROUNDS_TO_PLAY + 1, screenshot_dir)
     page.screenshot(path=str(screenshot_dir / "phone-round-4.png"), full_page=True)

@@ -261,7 +261,7 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
         players = person.page.locator("#players li.seat")
         expect(players).to_have_count(SIZE)
         expect(person.page.locator("#players li.seat.me")).to_contain_text(person.name)
-        expect(person.page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(1)
+        expect(person.page.locator("#players .tag", has_text=re.compile(r"^bot · normal$"))).to_have_count(1)
         expect(person.page.locator("#board-status .stake-line")).to_have_text(
             f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")
         expect(person.page.locator("#table-code")).to_have_count(0)

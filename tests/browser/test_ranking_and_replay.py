@@ -322,7 +322,7 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     # nobody else comes: after POCHA_QUICK_WAIT (1 s) two bots sit down and the game starts
     expect(page.locator("#players li.seat")).to_have_count(SIZE)
     expect(page.locator("#players li.seat.me")).to_contain_text(person.name)
-    expect(page.locator("#players .tag", has_text=re.compile(r"^bot$"))).to_have_count(SIZE - 1)
+    expect(page.locator("#players .tag", has_text=re.compile(r"^bot · normal$"))).to_have_count(SIZE - 1)
     expect(page.locator("#board-status .stake-line")).to_have_text(
         f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")
 
@@ -335,7 +335,7 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     names = seat_names(page)
     assert len(names) == SIZE and person.name in names, names
     bots = [name for name in names if name != person.name]
-    bot_rows = page.locator("#players li.seat").filter(has=page.locator(".tag", has_text=re.compile(r"^bot$")))
+    bot_rows = page.locator("#players li.seat").filter(has=page.locator(".tag", has_text=re.compile(r"^bot · normal$")))
     for bot in bots:
         expect(bot_rows.filter(has_text=bot), f"{bot} should be one of the two bots").to_have_count(1)
     ranking = read_final_ranking(page)

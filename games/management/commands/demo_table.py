@@ -1,9 +1,10 @@
 """``manage.py demo_table``: a table already well into its game, for a look at the card room (the
 screenshots, the browser tests, a developer trying the page).
 
-A quick table for one person and bots is started and played on, every seat (the person's too) making
-its reasonable default move, until the given round has been dealt; then it stops on the person's
-page as it would look in a real game.  It writes through the same actions as the live tables.
+A quick table for one person and bots is started and played on until the given round has been dealt;
+then it stops on the person's page as it would look in a real game.  It writes through the same
+actions as the live tables: the bots move through the due path (``actions.do_due``, thinking at the
+table's level from their seat's view), and the person plays the fácil bot's move from their own view.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from games import actions
-from games.engine import default_action
+from games.engine import levels
 from games.engine.snapshot import load
+from games.engine.view import seat_view
 from games.models import Seat, Table
 
 
@@ -32,6 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--tricks", type=int, default=0,
                             help="then also play this many whole tricks of that round")
         parser.add_argument("--to-the-end", action="store_true", help="play the whole game")
+        parser.add_argument("--bot-level", default=levels.NORMAL, help="fácil, normal (the default) or difícil")
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Every seat moves at once here; the live server's own pace applies from the moment it stops.
@@ -45,7 +48,8 @@ class Command(BaseCommand):
                 raise CommandError("that user does not exist: give --password to create it")
             user = User.objects.create_user(username=options["user"], password=options["password"])
         try:
-            table = actions.do_create_table(user, options["size"], public=True, quick=True, stake=options["stake"])
+            table = actions.do_create_table(user, options["size"], public=True, quick=True, stake=options["stake"],
+                                            bot_level=options["bot_level"])
             actions.do_start(table.pk, user)
         except actions.ActionError as error:
             raise CommandError(str(error.message("es"))) from None
@@ -69,5 +73,6 @@ class Command(BaseCommand):
             if seat.is_bot:
                 actions.do_due(table.pk, table.seq)
             else:
-                actions.do_action(table.pk, user, default_action(game), table.seq)
+                view = seat_view(game, seat.position, reasons=False)
+                actions.do_action(table.pk, user, levels.decide(view, levels.FACIL), table.seq)
         raise CommandError("the game did not get there")
