@@ -110,22 +110,15 @@ def _replay_with(game: GameState, hands: list[list[Card]]) -> GameState:
     and card played this round goes through the engine's checks again (so the new deal must be
     consistent with everything played)."""
     other = GameState(game.players, game.first_dealer)
-    for log in game.log[:-1]:
-        other.deal(hands=log.hands, trump_card=log.trump_card)
+    deals = [log.hands for log in game.log[:-1]] + [tuple(map(tuple, hands))]
+    for log, dealt in zip(game.log, deals):
+        other.deal(hands=dealt, trump_card=log.trump_card)
         for amount in log.bids:
             other.apply(Bid(amount))
         if log.trump_suit is not None and log.trump_card is None:
             other.apply(ChooseTrump(log.trump_suit))
         for card in log.plays:
             other.apply(Play(card))
-    log = game.log[-1]
-    other.deal(hands=hands, trump_card=log.trump_card)
-    for amount in log.bids:
-        other.apply(Bid(amount))
-    if log.trump_suit is not None and log.trump_card is None:
-        other.apply(ChooseTrump(log.trump_suit))
-    for card in log.plays:
-        other.apply(Play(card))
     return other
 
 
