@@ -105,7 +105,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             data = json.loads(text_data)
             if not isinstance(data, dict):
                 raise ValueError
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a few KB of nested brackets
             await self.send_error(actions.ActionError("malformed", _("Mensaje no válido.")))
             return
         data.pop("HEADERS", None)

@@ -140,7 +140,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 async def test_frames_that_are_not_a_json_object() -> None:
     async with arena() as place:
         for frame in ["this is not json", "{\"action\": \"bid\", ", "[\"bid\", 0]", "\"bid\"", "17", "null",
-                      "{\"action\": \"bid\", \"value\": \"0\", \"seq\": NaN}"]:
+                      "{\"action\": \"bid\", \"value\": \"0\", \"seq\": NaN}",
+                      # nested so deep that the parser gives up (RecursionError), under the size limit
+                      "[" * 2000 + "]" * 2000, "{\"action\": " + "[" * 1900 + "]" * 1900 + "}"]:
             await refused(place, place.mover, frame, MALFORMED)
 
 
