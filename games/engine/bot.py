@@ -17,8 +17,8 @@ from .state import GameState, Phase
 from .view import SeatView, seat_view
 
 # Chance that a card takes a trick, by strength (10 = ace .. 1 = the 2), as trump and as a side suit.
-_TRUMP_VALUE = {10: 1.0, 9: 0.95, 8: 0.8, 7: 0.7, 6: 0.6, 5: 0.5, 4: 0.45, 3: 0.4, 2: 0.35, 1: 0.3}
-_SIDE_VALUE = {10: 0.85, 9: 0.55, 8: 0.3, 7: 0.15, 6: 0.05}
+TRUMP_VALUE = {10: 1.0, 9: 0.95, 8: 0.8, 7: 0.7, 6: 0.6, 5: 0.5, 4: 0.45, 3: 0.4, 2: 0.35, 1: 0.3}
+SIDE_VALUE = {10: 0.85, 9: 0.55, 8: 0.3, 7: 0.15, 6: 0.05}
 
 
 def hand_value(hand: Sequence[Card], trump: Suit | None, players: int) -> float:
@@ -34,11 +34,11 @@ def hand_value(hand: Sequence[Card], trump: Suit | None, players: int) -> float:
     for suit, cards in by_suit.items():
         if suit is trump:
             for card in cards:
-                total += _TRUMP_VALUE[card.strength]
+                total += TRUMP_VALUE[card.strength]
             total += 0.15 * max(0, len(cards) - 2)
             continue
         for rank_pos, card in enumerate(sorted(cards, key=lambda c: -c.strength)):
-            value = _SIDE_VALUE.get(card.strength, 0.0)
+            value = SIDE_VALUE.get(card.strength, 0.0)
             if rank_pos > 0 and card.strength < 10:
                 value *= 0.8
             if len(cards) >= 5:

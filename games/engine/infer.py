@@ -39,7 +39,6 @@ class Sampler:
         self.limit: list[list[int]] = [[NO_LIMIT] * 4 for _ in range(players)]
         played_codes = {CODE[p.card] for p in view.played}
         mine = [CODE[c] for c in view.hand]
-        self.mine = mine
         self.my_hand = to_hand(view.hand)
         self.forced: list[list[int]] = [[] for _ in range(players)]
         unseen = {CODE[c] for c in deck_for(players)} - played_codes - set(mine)

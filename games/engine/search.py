@@ -21,7 +21,7 @@ import time
 from typing import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
-from .bot import AUCTION_TRUMP_SHARE, BID_BIAS
+from .bot import AUCTION_TRUMP_SHARE, BID_BIAS, SIDE_VALUE, TRUMP_VALUE
 from .cards import SUITS, Card
 from .infer import CODE_SUIT, Sampler
 from .rules import points
@@ -30,9 +30,9 @@ from .sim import CARD, CODE, Hand, beats, copy_hands, legal
 from .state import Phase
 from .view import SeatView
 
-# Chance that a card takes a trick, by strength (10 = ace .. 1 = the 2), as trump and as a side suit.
-_TRUMP_VALUE = (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.95, 1.0)
-_SIDE_VALUE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.05, 0.15, 0.3, 0.55, 0.85)
+# The fácil bot's chance that a card takes a trick, by strength (10 = ace .. 1 = the 2), indexed for codes.
+_TRUMP_VALUE = tuple(TRUMP_VALUE.get(strength, 0.0) for strength in range(11))
+_SIDE_VALUE = tuple(SIDE_VALUE.get(strength, 0.0) for strength in range(11))
 
 #: Weight of the leading opponent's points against one's own: bids and cards play for one's own score,
 #: the auction winner's trump also to break the leader's bid.

@@ -18,7 +18,6 @@ import time
 from typing import Callable, Sequence
 
 from .cards import ALL_CARDS, SUITS, Card, Suit, deck_for
-from .rules import points as round_points
 from .schedule import MAX_CARDS, RoundSpec, active_order
 
 Hand = list[list[int]]  # four lists of codes, one per suit, strongest first
@@ -171,10 +170,6 @@ def deal_codes(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -
     else:
         trump = deck[position] >> 4
     return hands, trump
-
-
-def score(bid: int, won: int) -> int:
-    return round_points(bid, won)
 
 
 def cmd_rollouts(players: int, cards: int, seconds: float, seed: int) -> int:
