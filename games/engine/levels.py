@@ -54,8 +54,9 @@ def decide(view: SeatView, level: str, *, rng: random.Random | None = None,
         raise ValueError("it is not this seat's turn")
     if len(view.legal) == 1:
         return view.legal[0]
-    strategy = _STRATEGIES[parse_level(level)]
-    target, cap = BUDGETS[parse_level(level)]
+    key = parse_level(level)
+    strategy = _STRATEGIES[key]
+    target, cap = BUDGETS[key]
     if budget_ms is not None:
         target = min(float(budget_ms), cap)
     deadline = time.perf_counter() + cap / 1000.0
