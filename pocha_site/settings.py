@@ -262,6 +262,21 @@ POCHA_REMATCH_WAIT = float(ENV.get("POCHA_REMATCH_WAIT", "30"))
 # Seconds a quick-play table waits for people before bots fill the empty seats.
 POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
 
+# --- Running as a service (issue 11) ---------------------------------------------------------
+
+# Presence: every ASGI process beats every POCHA_PRESENCE_BEAT seconds; the sockets of a process not heard
+# from for POCHA_PRESENCE_TTL seconds (killed, frozen) stop counting, and the sweeper removes them.
+POCHA_PRESENCE_BEAT = float(ENV.get("POCHA_PRESENCE_BEAT", "2"))
+POCHA_PRESENCE_TTL = float(ENV.get("POCHA_PRESENCE_TTL", "8"))
+# Open sockets one person may have at once, over every table and process.
+POCHA_MAX_SOCKETS = int(ENV.get("POCHA_MAX_SOCKETS", "12"))
+# Seconds a waiting table that is not a quick one (a new public table, a private one) waits for its
+# players before it is called off and every stake goes back.
+POCHA_WAITING_TTL = float(ENV.get("POCHA_WAITING_TTL", "1800"))
+# Each ASGI process also sweeps overdue steps (besides Celery beat in services mode), so that no game
+# waits on one process; it leaves a step to its precise timer for this many seconds first.
+POCHA_SERVER_SWEEP_SLACK = float(ENV.get("POCHA_SERVER_SWEEP_SLACK", "1.0"))
+
 # The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.
 CELERY_BEAT_SCHEDULE = {
     "pocha-sweep-due": {"task": "games.tasks.sweep_due", "schedule": 2.0},
