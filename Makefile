@@ -8,18 +8,29 @@ PYTEST_ARGS ?=
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/pocha
 SERVICES_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
-.PHONY: venv run test test-services bench typecheck messages
+.PHONY: venv run test test-services bench typecheck messages lock lint
 
 venv: $(VENV)/.installed
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when the dependency list changed since the last install.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Installs exactly the versions in requirements.lock (every file checked against its hash), then the
+# project itself; again only when the lock or pyproject.toml changed since the last install.
+$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
+
+# After changing a range in pyproject.toml: pin everything again (commit requirements.lock).
+lock: venv
+	$(BIN)/pip-compile --quiet --extra dev --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
+
+# The linters, as CI runs them: `ruff format` fixes what the second one reports.
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # One command on a fresh machine: SQLite, in-memory channel layer, ASGI (daphne) dev server.
 # Compiled translations (.mo) are committed, so gettext is not needed here.
