@@ -25,8 +25,7 @@ from django.db.models import Model, OuterRef, QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.translation import get_language
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
@@ -78,30 +77,45 @@ class TransactionAdmin(ReadOnly):
 
 
 class ReasonForm(forms.Form):
-    reason = forms.CharField(label=_("Motivo"), max_length=moderation.SUSPENSION_REASON_MAX,
-                             widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-                             help_text=_("Queda en el registro de administración con tu nombre y la hora."))
+    reason = forms.CharField(
+        label=_("Motivo"),
+        max_length=moderation.SUSPENSION_REASON_MAX,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=_("Queda en el registro de administración con tu nombre y la hora."),
+    )
 
 
 class SuspendForm(ReasonForm):
-    reason = forms.CharField(label=_("Motivo"), max_length=moderation.SUSPENSION_REASON_MAX,
-                             widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-                             help_text=_("El jugador lo verá en todas las páginas mientras dure la suspensión; "
-                                         "queda en el registro con tu nombre y la hora."))
+    reason = forms.CharField(
+        label=_("Motivo"),
+        max_length=moderation.SUSPENSION_REASON_MAX,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=_(
+            "El jugador lo verá en todas las páginas mientras dure la suspensión; "
+            "queda en el registro con tu nombre y la hora."
+        ),
+    )
 
 
 class CancelForm(ReasonForm):
-    reason = forms.CharField(label=_("Motivo"), max_length=moderation.ADJUSTMENT_REASON_MAX,
-                             widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-                             help_text=_("Las apuestas vuelven a quien las puso (las de los bots, a la casa); "
-                                         "queda en el registro con tu nombre y la hora."))
+    reason = forms.CharField(
+        label=_("Motivo"),
+        max_length=moderation.ADJUSTMENT_REASON_MAX,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=_(
+            "Las apuestas vuelven a quien las puso (las de los bots, a la casa); "
+            "queda en el registro con tu nombre y la hora."
+        ),
+    )
 
 
 class AdjustForm(forms.Form):
     amount = forms.IntegerField(label=_("Fichas"), help_text=_("Positivo para dar fichas, negativo para quitarlas."))
-    reason = forms.CharField(label=_("Motivo"), max_length=moderation.ADJUSTMENT_REASON_MAX,
-                             help_text=_("Se guarda como nota del movimiento en la cartera del jugador y en el "
-                                         "registro."))
+    reason = forms.CharField(
+        label=_("Motivo"),
+        max_length=moderation.ADJUSTMENT_REASON_MAX,
+        help_text=_("Se guarda como nota del movimiento en la cartera del jugador y en el registro."),
+    )
 
     def clean_amount(self) -> int:
         amount = self.cleaned_data["amount"]
@@ -120,9 +134,20 @@ class ModerationForms(admin.ModelAdmin):
 
     moderation_template = "admin/moderation_form.html"
 
-    def moderate(self, request: HttpRequest, targets: Iterable[Model], *, permitted: bool, form_class: type[forms.Form],
-                 title: str, intro: str, submit: str, perform: Perform, action: str | None = None,
-                 back: str = "") -> HttpResponse | None:
+    def moderate(
+        self,
+        request: HttpRequest,
+        targets: Iterable[Model],
+        *,
+        permitted: bool,
+        form_class: type[forms.Form],
+        title: str,
+        intro: str,
+        submit: str,
+        perform: Perform,
+        action: str | None = None,
+        back: str = "",
+    ) -> HttpResponse | None:
         """The reason form for ``targets`` (again with its errors if invalid), or, once confirmed, the step
         done on each and None (the caller redirects)."""
         if not permitted:
@@ -135,8 +160,7 @@ class ModerationForms(admin.ModelAdmin):
                     try:
                         self.message_user(request, perform(target, form.cleaned_data), messages.SUCCESS)
                     except ActionError as error:
-                        self.message_user(request, f"{target}: {error.message(get_language() or 'es')}",
-                                          messages.ERROR)
+                        self.message_user(request, f"{target}: {error.message(get_language() or 'es')}", messages.ERROR)
                     except moderation.ModerationError as error:
                         self.message_user(request, f"{target}: {error.message}", messages.ERROR)
                 return None
@@ -144,8 +168,14 @@ class ModerationForms(admin.ModelAdmin):
             form = form_class()
         context = {
             **self.admin_site.each_context(request),
-            "opts": self.model._meta, "title": title, "intro": intro, "submit": submit, "form": form,
-            "targets": targets, "action": action, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "opts": self.model._meta,
+            "title": title,
+            "intro": intro,
+            "submit": submit,
+            "form": form,
+            "targets": targets,
+            "action": action,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             "back": back or reverse(f"admin:{self.model._meta.app_label}_{self.model._meta.model_name}_changelist"),
         }
         return TemplateResponse(request, self.moderation_template, context)
@@ -216,23 +246,37 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
 
     # -- the steps -------------------------------------------------------------------------
 
-    def _suspend(self, request: HttpRequest, users: Iterable[Any], action: str | None = None,
-                 back: str = "") -> HttpResponse | None:
+    def _suspend(
+        self, request: HttpRequest, users: Iterable[Any], action: str | None = None, back: str = ""
+    ) -> HttpResponse | None:
         from games import actions as game_actions
 
         def perform(user: Any, data: dict[str, Any]) -> str:
             changed = game_actions.do_suspend(user.pk, request.user, data["reason"])
-            return gettext("%(user)s suspendido (%(n)s mesas afectadas).") % {"user": user.get_username(),
-                                                                                "n": len(changed)}
+            return gettext("%(user)s suspendido (%(n)s mesas afectadas).") % {
+                "user": user.get_username(),
+                "n": len(changed),
+            }
 
-        return self.moderate(request, users, permitted=self.has_suspend_permission(request), form_class=SuspendForm,
-                             title=gettext("Suspender"),
-                             intro=gettext("No podrán sentarse, unirse ni jugar; sus asientos en partidas en "
-                                           "juego pasan al bot y sus conexiones se cierran."),
-                             submit=gettext("Suspender"), perform=perform, action=action, back=back)
+        return self.moderate(
+            request,
+            users,
+            permitted=self.has_suspend_permission(request),
+            form_class=SuspendForm,
+            title=gettext("Suspender"),
+            intro=gettext(
+                "No podrán sentarse, unirse ni jugar; sus asientos en partidas en "
+                "juego pasan al bot y sus conexiones se cierran."
+            ),
+            submit=gettext("Suspender"),
+            perform=perform,
+            action=action,
+            back=back,
+        )
 
-    def _lift(self, request: HttpRequest, users: Iterable[Any], action: str | None = None,
-              back: str = "") -> HttpResponse | None:
+    def _lift(
+        self, request: HttpRequest, users: Iterable[Any], action: str | None = None, back: str = ""
+    ) -> HttpResponse | None:
         from games import actions as game_actions
 
         def perform(user: Any, data: dict[str, Any]) -> str:
@@ -240,22 +284,44 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
                 return gettext("%(user)s ya puede volver a jugar.") % {"user": user.get_username()}
             return gettext("%(user)s no estaba suspendido.") % {"user": user.get_username()}
 
-        return self.moderate(request, users, permitted=self.has_suspend_permission(request), form_class=ReasonForm,
-                             title=gettext("Levantar la suspensión"), intro="",
-                             submit=gettext("Levantar la suspensión"), perform=perform, action=action, back=back)
+        return self.moderate(
+            request,
+            users,
+            permitted=self.has_suspend_permission(request),
+            form_class=ReasonForm,
+            title=gettext("Levantar la suspensión"),
+            intro="",
+            submit=gettext("Levantar la suspensión"),
+            perform=perform,
+            action=action,
+            back=back,
+        )
 
-    def _adjust(self, request: HttpRequest, users: Iterable[Any], action: str | None = None,
-                back: str = "") -> HttpResponse | None:
+    def _adjust(
+        self, request: HttpRequest, users: Iterable[Any], action: str | None = None, back: str = ""
+    ) -> HttpResponse | None:
         def perform(user: Any, data: dict[str, Any]) -> str:
             moderation.adjust_chips(user.pk, request.user, data["amount"], data["reason"])
             return gettext("%(user)s: %(amount)s fichas (%(reason)s).") % {
-                "user": user.get_username(), "amount": f"{data['amount']:+d}", "reason": data["reason"]}
+                "user": user.get_username(),
+                "amount": f"{data['amount']:+d}",
+                "reason": data["reason"],
+            }
 
-        return self.moderate(request, users, permitted=self.has_adjust_permission(request), form_class=AdjustForm,
-                             title=gettext("Ajustar fichas"),
-                             intro=gettext("Las fichas salen de (o vuelven a) la cuenta de regalos, en un movimiento "
-                                           "con el motivo como nota."),
-                             submit=gettext("Ajustar fichas"), perform=perform, action=action, back=back)
+        return self.moderate(
+            request,
+            users,
+            permitted=self.has_adjust_permission(request),
+            form_class=AdjustForm,
+            title=gettext("Ajustar fichas"),
+            intro=gettext(
+                "Las fichas salen de (o vuelven a) la cuenta de regalos, en un movimiento con el motivo como nota."
+            ),
+            submit=gettext("Ajustar fichas"),
+            perform=perform,
+            action=action,
+            back=back,
+        )
 
     # -- as actions on the list ------------------------------------------------------------
 
@@ -279,6 +345,7 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
                 user = self.object_or_404(request, object_id)
                 back = self.change_url(user)
                 return step(request, [user], back=back) or HttpResponseRedirect(back)
+
             return self.admin_site.admin_view(one)
 
         info = self.model._meta.app_label, self.model._meta.model_name
@@ -289,8 +356,9 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
             *super().get_urls(),
         ]
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
-                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         extra = dict(extra_context or {})
         user = self.get_object(request, object_id)
         if user is not None:
@@ -301,10 +369,9 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
                 "suspended": profile is not None and profile.suspended_at is not None,
                 "profile": profile,
                 "suspend_url": reverse(name % "suspend", args=[user.pk])
-                if self.has_suspend_permission(request) else None,
-                "lift_url": reverse(name % "lift", args=[user.pk])
-                if self.has_suspend_permission(request) else None,
-                "adjust_url": reverse(name % "adjust", args=[user.pk])
-                if self.has_adjust_permission(request) else None,
+                if self.has_suspend_permission(request)
+                else None,
+                "lift_url": reverse(name % "lift", args=[user.pk]) if self.has_suspend_permission(request) else None,
+                "adjust_url": reverse(name % "adjust", args=[user.pk]) if self.has_adjust_permission(request) else None,
             }
         return super().change_view(request, object_id, form_url, extra)

@@ -15,5 +15,7 @@ def wallet(request: HttpRequest) -> dict[str, Any]:
     if user is None or not user.is_authenticated:
         return {}
     # Callables: templates call them when they show them, so pages without the header pay nothing.
-    return {"chips": cache(lambda: ledger.balance(user.pk)),
-            "suspension": cache(lambda: moderation.suspension_reason(user.pk))}
+    return {
+        "chips": cache(lambda: ledger.balance(user.pk)),
+        "suspension": cache(lambda: moderation.suspension_reason(user.pk)),
+    }

@@ -27,8 +27,7 @@ from pocha_site import ratelimit
 CLOSED_PREFIX = "jugador-borrado"
 
 TOO_MANY_LOGINS = _("Demasiados intentos fallidos. Espera unos minutos y vuelve a probar.")
-EMAIL_TAKEN = _("Ya hay una cuenta con ese correo electrónico. Si es tuya, entra con ella o recupera la "
-                "contraseña.")
+EMAIL_TAKEN = _("Ya hay una cuenta con ese correo electrónico. Si es tuya, entra con ella o recupera la contraseña.")
 WRONG_PASSWORD = _("La contraseña no es correcta.")
 
 LOGIN_BY_ADDRESS = "login-address"
@@ -47,8 +46,10 @@ def _login_idents(request: HttpRequest | None, username: str) -> list[tuple[str,
 
 def login_blocked(request: HttpRequest | None, username: str) -> bool:
     """Whether this address, or this account, has used up its failed logins for now."""
-    return any(ratelimit.blocked(scope, idents, settings.POCHA_LOGIN_ATTEMPTS, settings.POCHA_LOGIN_WINDOW)
-               for scope, idents in _login_idents(request, username))
+    return any(
+        ratelimit.blocked(scope, idents, settings.POCHA_LOGIN_ATTEMPTS, settings.POCHA_LOGIN_WINDOW)
+        for scope, idents in _login_idents(request, username)
+    )
 
 
 def login_failed(request: HttpRequest | None, username: str) -> None:
@@ -148,10 +149,18 @@ class SignupForm(UserCreationForm):
 class EmailChangeForm(forms.Form):
     """A new e-mail (or none), confirmed with the current password."""
 
-    email = forms.EmailField(label=_("Correo electrónico"), required=False, max_length=254, help_text=EMAIL_HELP,
-                             widget=forms.EmailInput(attrs={"autocomplete": "email"}))
-    password = forms.CharField(label=_("Tu contraseña actual"), strip=False,
-                               widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+    email = forms.EmailField(
+        label=_("Correo electrónico"),
+        required=False,
+        max_length=254,
+        help_text=EMAIL_HELP,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    password = forms.CharField(
+        label=_("Tu contraseña actual"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
 
     def __init__(self, user: AbstractBaseUser, request: HttpRequest | None = None, *args: Any, **kwargs: Any) -> None:
         self.user = user
@@ -175,11 +184,16 @@ class EmailChangeForm(forms.Form):
 class CloseAccountForm(forms.Form):
     """Closing for good, confirmed with the current password."""
 
-    password = forms.CharField(label=_("Tu contraseña actual"), strip=False,
-                               widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
-    confirm = forms.BooleanField(label=_("Sí, quiero cerrar mi cuenta para siempre."), required=True,
-                                 error_messages={"required": _("Marca la casilla para confirmar que quieres cerrar "
-                                                               "la cuenta.")})
+    password = forms.CharField(
+        label=_("Tu contraseña actual"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+    confirm = forms.BooleanField(
+        label=_("Sí, quiero cerrar mi cuenta para siempre."),
+        required=True,
+        error_messages={"required": _("Marca la casilla para confirmar que quieres cerrar la cuenta.")},
+    )
 
     def __init__(self, user: AbstractBaseUser, request: HttpRequest | None = None, *args: Any, **kwargs: Any) -> None:
         self.user = user

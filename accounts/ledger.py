@@ -92,8 +92,9 @@ def lock_accounts(accounts: Iterable[Account]) -> None:
     list(Account.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
 
 
-def post(kind: str, key: str, legs: Iterable[tuple[Account, int]], *, table_id: int | None = None,
-         note: str = "") -> Transaction | None:
+def post(
+    kind: str, key: str, legs: Iterable[tuple[Account, int]], *, table_id: int | None = None, note: str = ""
+) -> Transaction | None:
     """Record one transaction of ``legs`` (account, chips in or out); None if ``key`` was already recorded."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("ledger.post must run inside the caller's transaction")
@@ -121,8 +122,9 @@ def post(kind: str, key: str, legs: Iterable[tuple[Account, int]], *, table_id: 
                 account = locked[pk]
                 account.balance += amounts[pk]
                 Account.objects.filter(pk=pk).update(balance=account.balance)
-                entries.append(Entry(transaction=record, account_id=pk, amount=amounts[pk],
-                                     balance_after=account.balance))
+                entries.append(
+                    Entry(transaction=record, account_id=pk, amount=amounts[pk], balance_after=account.balance)
+                )
             Entry.objects.bulk_create(entries)
     except IntegrityError:
         if Transaction.objects.filter(key=key).exists():
@@ -137,8 +139,11 @@ def post(kind: str, key: str, legs: Iterable[tuple[Account, int]], *, table_id: 
 def grant_welcome(user_id: int) -> Transaction | None:
     """The 5,000 chips every new account starts with (once per user)."""
     with transaction.atomic():
-        return post(Transaction.Kind.WELCOME, f"welcome:{user_id}",
-                    [(grants_account(), -WELCOME_CHIPS), (user_account(user_id), WELCOME_CHIPS)])
+        return post(
+            Transaction.Kind.WELCOME,
+            f"welcome:{user_id}",
+            [(grants_account(), -WELCOME_CHIPS), (user_account(user_id), WELCOME_CHIPS)],
+        )
 
 
 def topup_day(now: datetime | None = None) -> date:
@@ -165,8 +170,9 @@ def claim_topup(user_id: int, now: datetime | None = None) -> Transaction:
         grants, mine = grants_account(), user_account(user_id)
         # Take the locks now, in the ledger's order (by id), so two tabs claiming at once see each
         # other's result before checking the day and the balance.
-        locked = {a.pk: a for a in Account.objects.select_for_update().filter(pk__in=[grants.pk, mine.pk])
-                  .order_by("pk")}
+        locked = {
+            a.pk: a for a in Account.objects.select_for_update().filter(pk__in=[grants.pk, mine.pk]).order_by("pk")
+        }
         current = locked[mine.pk]
         if Transaction.objects.filter(key=topup_key(user_id, day)).exists():
             raise LedgerError("topup_claimed", _("Ya has pedido la recarga de hoy. Vuelve mañana."))
@@ -181,8 +187,12 @@ def claim_topup(user_id: int, now: datetime | None = None) -> Transaction:
 def adjust(user_id: int, amount: int, note: str, key: str) -> Transaction | None:
     """A moderator's correction: chips from (or back to) the grants account, with the reason."""
     with transaction.atomic():
-        return post(Transaction.Kind.ADJUSTMENT, f"adjustment:{key}",
-                    [(grants_account(), -amount), (user_account(user_id), amount)], note=note)
+        return post(
+            Transaction.Kind.ADJUSTMENT,
+            f"adjustment:{key}",
+            [(grants_account(), -amount), (user_account(user_id), amount)],
+            note=note,
+        )
 
 
 # -- auditing ------------------------------------------------------------------------------
@@ -199,8 +209,9 @@ def audit() -> list[str]:
     sums = dict(Entry.objects.values("account_id").annotate(total=Sum("amount")).values_list("account_id", "total"))
     for account in Account.objects.all():
         if account.balance != sums.get(account.pk, 0):
-            problems.append(f"account {account.pk} holds {account.balance} but its entries sum to "
-                            f"{sums.get(account.pk, 0)}")
+            problems.append(
+                f"account {account.pk} holds {account.balance} but its entries sum to {sums.get(account.pk, 0)}"
+            )
         if account.kind in (Account.Kind.USER, Account.Kind.POT) and account.balance < 0:
             problems.append(f"account {account.pk} ({account.kind}) is negative: {account.balance}")
     return problems

@@ -28,10 +28,22 @@ class Account(models.Model):
         POT = "pot", _("bote")
 
     kind = models.CharField(_("tipo"), max_length=8, choices=Kind.choices)
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="chip_account", verbose_name=_("jugador"))
-    table = models.OneToOneField("games.Table", null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="pot_account", verbose_name=_("mesa"))
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="chip_account",
+        verbose_name=_("jugador"),
+    )
+    table = models.OneToOneField(
+        "games.Table",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="pot_account",
+        verbose_name=_("mesa"),
+    )
     balance = models.BigIntegerField(_("saldo"), default=0)
 
     class Meta:
@@ -41,25 +53,34 @@ class Account(models.Model):
         constraints = [
             # Users and pots can never owe chips; the grants account is where chips come from, and
             # the house may be down on its bots' stakes.
-            models.CheckConstraint(condition=Q(kind__in=["house", "grants"]) | Q(balance__gte=0),
-                                   name="account_balance_not_negative"),
             models.CheckConstraint(
-                condition=(Q(kind="user", user__isnull=False, table__isnull=True)
-                           | Q(kind="pot", user__isnull=True, table__isnull=False)
-                           | Q(kind__in=["house", "grants"], user__isnull=True, table__isnull=True)),
-                name="account_owner_matches_kind"),
-            models.UniqueConstraint(fields=["kind"], condition=Q(kind__in=["house", "grants"]),
-                                    name="account_one_house_one_grants"),
+                condition=Q(kind__in=["house", "grants"]) | Q(balance__gte=0), name="account_balance_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="user", user__isnull=False, table__isnull=True)
+                    | Q(kind="pot", user__isnull=True, table__isnull=False)
+                    | Q(kind__in=["house", "grants"], user__isnull=True, table__isnull=True)
+                ),
+                name="account_owner_matches_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["kind"], condition=Q(kind__in=["house", "grants"]), name="account_one_house_one_grants"
+            ),
         ]
 
     def __str__(self) -> str:
         if self.kind == self.Kind.USER:
             return gettext("%(user)s (%(balance)s fichas)") % {"user": self.user, "balance": self.balance}
         if self.kind == self.Kind.POT:
-            return gettext("Bote de la mesa %(table)s (%(balance)s fichas)") % {"table": self.table_id,
-                                                                               "balance": self.balance}
-        return gettext("%(kind)s (%(balance)s fichas)") % {"kind": self.get_kind_display().capitalize(),
-                                                           "balance": self.balance}
+            return gettext("Bote de la mesa %(table)s (%(balance)s fichas)") % {
+                "table": self.table_id,
+                "balance": self.balance,
+            }
+        return gettext("%(kind)s (%(balance)s fichas)") % {
+            "kind": self.get_kind_display().capitalize(),
+            "balance": self.balance,
+        }
 
 
 class Transaction(models.Model):
@@ -74,8 +95,14 @@ class Transaction(models.Model):
     kind = models.CharField(_("tipo"), max_length=12, choices=Kind.choices)
     #: The one event this transaction records; a second attempt at the same event finds it taken.
     key = models.CharField(_("clave"), max_length=80, unique=True)
-    table = models.ForeignKey("games.Table", null=True, blank=True, on_delete=models.PROTECT,
-                              related_name="chip_transactions", verbose_name=_("mesa"))
+    table = models.ForeignKey(
+        "games.Table",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="chip_transactions",
+        verbose_name=_("mesa"),
+    )
     note = models.CharField(_("motivo"), max_length=200, blank=True, default="")
     created_at = models.DateTimeField(_("fecha"), auto_now_add=True)
 
@@ -89,10 +116,10 @@ class Transaction(models.Model):
 
 
 class Entry(models.Model):
-    transaction = models.ForeignKey(Transaction, on_delete=models.PROTECT, related_name="entries",
-                                    verbose_name=_("movimiento"))
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries",
-                                verbose_name=_("cuenta"))
+    transaction = models.ForeignKey(
+        Transaction, on_delete=models.PROTECT, related_name="entries", verbose_name=_("movimiento")
+    )
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", verbose_name=_("cuenta"))
     #: Chips into (+) or out of (−) the account.
     amount = models.BigIntegerField(_("fichas"))
     #: The account's balance right after this entry (the wallet page's running balance).
@@ -108,22 +135,28 @@ class Entry(models.Model):
         indexes = [models.Index(fields=["account", "-id"], name="entry_account_idx")]
 
     def __str__(self) -> str:
-        return gettext("Cuenta %(account)s: %(amount)s") % {"account": self.account_id,
-                                                              "amount": f"{self.amount:+d}"}
+        return gettext("Cuenta %(account)s: %(amount)s") % {"account": self.account_id, "amount": f"{self.amount:+d}"}
 
 
 class Profile(models.Model):
     """What a player chose last time, so the lobby offers it again."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile",
-                                verbose_name=_("jugador"))
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile", verbose_name=_("jugador")
+    )
     quick_size = models.PositiveSmallIntegerField(_("jugadores en «Jugar ya»"), default=4)
     quick_stake = models.PositiveIntegerField(_("apuesta en «Jugar ya»"), default=0)
     #: Moderation: a suspended player cannot sit, join or play; they are told why.
     suspended_at = models.DateTimeField(_("suspendido el"), null=True, blank=True)
     suspended_reason = models.CharField(_("motivo de la suspensión"), max_length=300, blank=True, default="")
-    suspended_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                     related_name="+", verbose_name=_("suspendido por"))
+    suspended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("suspendido por"),
+    )
     #: The player closed their account: the name was anonymised, the history and ledger kept.
     closed_at = models.DateTimeField(_("cuenta cerrada el"), null=True, blank=True)
 

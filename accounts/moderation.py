@@ -48,8 +48,9 @@ def clean_reason(reason: Any, limit: int) -> str:
     if not text:
         raise ModerationError("reason", _("Escribe el motivo: se le mostrará al jugador y queda en el registro."))
     if len(text) > limit:
-        raise ModerationError("reason_long", _("El motivo es demasiado largo (como mucho %(n)s caracteres).")
-                              % {"n": limit})
+        raise ModerationError(
+            "reason_long", _("El motivo es demasiado largo (como mucho %(n)s caracteres).") % {"n": limit}
+        )
     return text
 
 
@@ -132,8 +133,11 @@ def adjust_chips(user_id: int, moderator: Any, amount: Any, reason: Any) -> Ledg
         try:
             record = ledger.adjust(user.pk, amount, text, uuid.uuid4().hex)
         except ledger.InsufficientChips as error:
-            raise ModerationError("chips", _("%(user)s tiene %(have)s fichas: no se le pueden quitar %(take)s.")
-                                  % {"user": user.get_username(), "have": error.balance, "take": -amount}) from None
+            raise ModerationError(
+                "chips",
+                _("%(user)s tiene %(have)s fichas: no se le pueden quitar %(take)s.")
+                % {"user": user.get_username(), "have": error.balance, "take": -amount},
+            ) from None
         assert record is not None  # a fresh key is never taken
         log(moderator, user, f"Ajuste de fichas {amount:+d} ({record.key}): {text}")
     return record

@@ -20,8 +20,14 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import ledger
-from accounts.forms import (CLOSED_PREFIX, CloseAccountForm, EmailChangeForm, LimitedAuthenticationForm,
-                            LimitedPasswordChangeForm, SignupForm)
+from accounts.forms import (
+    CLOSED_PREFIX,
+    CloseAccountForm,
+    EmailChangeForm,
+    LimitedAuthenticationForm,
+    LimitedPasswordChangeForm,
+    SignupForm,
+)
 from accounts.models import Entry, Profile, Transaction
 from games import actions
 from games.errors import ActionError
@@ -38,10 +44,10 @@ def _safe_next(request: HttpRequest) -> str:
     return settings.LOGIN_REDIRECT_URL
 
 
-TOO_MANY_SIGNUPS = gettext_lazy("Se han creado demasiadas cuentas desde tu conexión. Espera un rato y vuelve "
-                                 "a probar.")
-TOO_MANY_RESETS = gettext_lazy("Ya se han pedido demasiados correos para recuperar contraseñas. Espera un rato "
-                               "y vuelve a probar.")
+TOO_MANY_SIGNUPS = gettext_lazy("Se han creado demasiadas cuentas desde tu conexión. Espera un rato y vuelve a probar.")
+TOO_MANY_RESETS = gettext_lazy(
+    "Ya se han pedido demasiados correos para recuperar contraseñas. Espera un rato y vuelve a probar."
+)
 #: Too Many Requests: what a refused attempt answers (the page still shows the form and why).
 TOO_MANY_REQUESTS = 429
 
@@ -55,18 +61,23 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect(_safe_next(request))
     form = SignupForm(request.POST if request.method == "POST" else None)
     address = [ratelimit.client_address(request)]
-    if request.method == "POST" and ratelimit.blocked("signup", address, settings.POCHA_SIGNUP_LIMIT,
-                                                      settings.POCHA_SIGNUP_WINDOW):
+    if request.method == "POST" and ratelimit.blocked(
+        "signup", address, settings.POCHA_SIGNUP_LIMIT, settings.POCHA_SIGNUP_WINDOW
+    ):
         form.add_error(None, TOO_MANY_SIGNUPS)
-        return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)},
-                      status=TOO_MANY_REQUESTS)
+        return render(
+            request, "accounts/signup.html", {"form": form, "next": _safe_next(request)}, status=TOO_MANY_REQUESTS
+        )
     if form.is_valid():
         with transaction.atomic():  # the user and their welcome grant, or neither
             user = form.save()
         ratelimit.fail("signup", address, settings.POCHA_SIGNUP_WINDOW)  # counts accounts made, not mistakes
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, _("¡Bienvenido! Tienes %(n)s fichas de regalo para empezar.")
-                         % {"n": f"{ledger.WELCOME_CHIPS:,}".replace(",", ".")})
+        messages.success(
+            request,
+            _("¡Bienvenido! Tienes %(n)s fichas de regalo para empezar.")
+            % {"n": f"{ledger.WELCOME_CHIPS:,}".replace(",", ".")},
+        )
         return redirect(_safe_next(request))
     return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)})
 
@@ -86,7 +97,7 @@ class LoginView(auth_views.LoginView):
 
 
 class PasswordResetView(auth_views.PasswordResetView):
-    """"¿Has olvidado la contraseña?": an e-mail with a one-time link, if an active account has that
+    """ "¿Has olvidado la contraseña?": an e-mail with a one-time link, if an active account has that
     address (the page says the same either way).  Each address, and each e-mail, may ask for
     ``POCHA_RESET_LIMIT`` per ``POCHA_RESET_WINDOW`` seconds."""
 
@@ -96,10 +107,14 @@ class PasswordResetView(auth_views.PasswordResetView):
     success_url = reverse_lazy("accounts:password_reset_done")
 
     def form_valid(self, form: Any) -> HttpResponse:
-        scopes = [("reset-address", [ratelimit.client_address(self.request)]),
-                  ("reset-email", [ratelimit.hashed(form.cleaned_data["email"])])]
-        if any(ratelimit.blocked(scope, idents, settings.POCHA_RESET_LIMIT, settings.POCHA_RESET_WINDOW)
-               for scope, idents in scopes):
+        scopes = [
+            ("reset-address", [ratelimit.client_address(self.request)]),
+            ("reset-email", [ratelimit.hashed(form.cleaned_data["email"])]),
+        ]
+        if any(
+            ratelimit.blocked(scope, idents, settings.POCHA_RESET_LIMIT, settings.POCHA_RESET_WINDOW)
+            for scope, idents in scopes
+        ):
             form.add_error(None, TOO_MANY_RESETS)
             return self.render_to_response(self.get_context_data(form=form), status=TOO_MANY_REQUESTS)
         for scope, idents in scopes:
@@ -116,19 +131,28 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 # -- the account page ----------------------------------------------------------------------
 
 
-def _account_page(request: HttpRequest, email_form: EmailChangeForm | None = None,
-                  close_form: CloseAccountForm | None = None, status: int = 200) -> HttpResponse:
-    return render(request, "accounts/account.html", {
-        "email_form": email_form or EmailChangeForm(request.user, request),
-        "close_form": close_form or CloseAccountForm(request.user, request),
-        "balance": ledger.balance(request.user.pk),
-    }, status=status)
+def _account_page(
+    request: HttpRequest,
+    email_form: EmailChangeForm | None = None,
+    close_form: CloseAccountForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    return render(
+        request,
+        "accounts/account.html",
+        {
+            "email_form": email_form or EmailChangeForm(request.user, request),
+            "close_form": close_form or CloseAccountForm(request.user, request),
+            "balance": ledger.balance(request.user.pk),
+        },
+        status=status,
+    )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def account(request: HttpRequest) -> HttpResponse:
-    """"Mi cuenta": the e-mail (change or remove it), the password, and closing the account."""
+    """ "Mi cuenta": the e-mail (change or remove it), the password, and closing the account."""
     if request.method != "POST":
         return _account_page(request)
     form = EmailChangeForm(request.user, request, data=request.POST)
@@ -210,9 +234,11 @@ def close_account(user: AbstractBaseUser) -> str:
         setattr(user, attr, getattr(locked, attr))
     # Each seat in its own transaction, as the seat's owner would leave it: a table that moved on in
     # the meantime (finished, or already left to the bot) has nothing to give up.
-    live = (Seat.objects.filter(user_id=user.pk, left=False,
-                                table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
-            .order_by("table_id").values_list("table_id", flat=True))
+    live = (
+        Seat.objects.filter(user_id=user.pk, left=False, table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
+        .order_by("table_id")
+        .values_list("table_id", flat=True)
+    )
     for table_id in list(live):
         try:
             actions.do_leave_seat(table_id, user)
@@ -243,14 +269,30 @@ def describe(record: Transaction) -> str:
 def wallet(request: HttpRequest) -> HttpResponse:
     """The chips and every movement, newest first."""
     account = ledger.user_account(request.user.pk)
-    entries = (Entry.objects.filter(account=account).select_related("transaction").order_by("-id"))
+    entries = Entry.objects.filter(account=account).select_related("transaction").order_by("-id")
     page = Paginator(entries, MOVEMENTS_PER_PAGE).get_page(request.GET.get("pagina"))
-    rows = [{"when": e.transaction.created_at, "what": describe(e.transaction), "amount": e.amount,
-             "balance": e.balance_after, "table": e.transaction.table_id} for e in page]
-    return render(request, "accounts/wallet.html", {
-        "account": account, "page": page, "rows": rows, "topup": ledger.topup_status(request.user.pk),
-        "topup_chips": ledger.TOPUP_CHIPS, "topup_below": ledger.TOPUP_BELOW,
-    })
+    rows = [
+        {
+            "when": e.transaction.created_at,
+            "what": describe(e.transaction),
+            "amount": e.amount,
+            "balance": e.balance_after,
+            "table": e.transaction.table_id,
+        }
+        for e in page
+    ]
+    return render(
+        request,
+        "accounts/wallet.html",
+        {
+            "account": account,
+            "page": page,
+            "rows": rows,
+            "topup": ledger.topup_status(request.user.pk),
+            "topup_chips": ledger.TOPUP_CHIPS,
+            "topup_below": ledger.TOPUP_BELOW,
+        },
+    )
 
 
 @login_required
@@ -263,4 +305,3 @@ def claim_topup(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, _("Recarga hecha: %(n)s fichas más.") % {"n": ledger.TOPUP_CHIPS})
     return redirect("accounts:wallet")
-

@@ -71,8 +71,10 @@ def ensure_database(url: str, force: bool) -> None:
     config = dj_database_url.parse(url)
     name = config["NAME"]
     if "bench" not in name and not force:
-        sys.exit(f"refusing to fill database {name!r}: its name should say 'bench' (or pass --force); "
-                 "everything in it is replaced")
+        sys.exit(
+            f"refusing to fill database {name!r}: its name should say 'bench' (or pass --force); "
+            "everything in it is replaced"
+        )
     with psycopg.connect(**connect_args(config, dbname="postgres"), autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
             conn.execute(f'CREATE DATABASE "{name}"')
@@ -80,9 +82,13 @@ def ensure_database(url: str, force: bool) -> None:
 
 
 def connect_args(config: dict[str, Any], dbname: str | None = None) -> dict[str, Any]:
-    args = {"dbname": dbname or config["NAME"], "user": config.get("USER") or None,
-            "password": config.get("PASSWORD") or None, "host": config.get("HOST") or None,
-            "port": config.get("PORT") or None}
+    args = {
+        "dbname": dbname or config["NAME"],
+        "user": config.get("USER") or None,
+        "password": config.get("PASSWORD") or None,
+        "host": config.get("HOST") or None,
+        "port": config.get("PORT") or None,
+    }
     return {k: v for k, v in args.items() if v is not None}
 
 
@@ -166,8 +172,16 @@ def fill(players: int, entries: int, now: datetime, seed: int) -> dict[str, Any]
     config = settings.DATABASES["default"]
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        tables = [User._meta.db_table, Account._meta.db_table, Transaction._meta.db_table, Entry._meta.db_table,
-                  Table._meta.db_table, Seat._meta.db_table, PeriodScore._meta.db_table, "django_session"]
+        tables = [
+            User._meta.db_table,
+            Account._meta.db_table,
+            Transaction._meta.db_table,
+            Entry._meta.db_table,
+            Table._meta.db_table,
+            Seat._meta.db_table,
+            PeriodScore._meta.db_table,
+            "django_session",
+        ]
         cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
         cursor.execute(f"DROP TABLE IF EXISTS {META_TABLE}")
 
@@ -183,15 +197,64 @@ def fill(players: int, entries: int, now: datetime, seed: int) -> dict[str, Any]
         return this_week + (now - this_week) * ((progress - (1 - CURRENT_SHARE)) / CURRENT_SHARE)
 
     load = Loader(config)
-    load.start(User, ["id", "password", "username", "is_superuser", "is_staff", "is_active", "date_joined",
-                      "first_name", "last_name", "email", "last_login"])
+    load.start(
+        User,
+        [
+            "id",
+            "password",
+            "username",
+            "is_superuser",
+            "is_staff",
+            "is_active",
+            "date_joined",
+            "first_name",
+            "last_name",
+            "email",
+            "last_login",
+        ],
+    )
     load.start(Transaction, ["id", "kind", "key", "table_id", "note", "created_at"])
     load.start(Entry, ["id", "transaction_id", "account_id", "amount", "balance_after"])
-    load.start(Table, ["id", "size", "status", "is_public", "is_quick", "created_by_id", "created_at", "started_at",
-                       "finished_at", "seq", "stake", "phase", "round_number", "seed", "first_dealer",
-                       "bots_allowed"])
-    load.start(Seat, ["id", "table_id", "position", "user_id", "is_bot", "name", "joined_at", "winnings", "place",
-                      "final_total", "rounds_bid", "exact_bids", "left", "away"])
+    load.start(
+        Table,
+        [
+            "id",
+            "size",
+            "status",
+            "is_public",
+            "is_quick",
+            "created_by_id",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "seq",
+            "stake",
+            "phase",
+            "round_number",
+            "seed",
+            "first_dealer",
+            "bots_allowed",
+        ],
+    )
+    load.start(
+        Seat,
+        [
+            "id",
+            "table_id",
+            "position",
+            "user_id",
+            "is_bot",
+            "name",
+            "joined_at",
+            "winnings",
+            "place",
+            "final_total",
+            "rounds_bid",
+            "exact_bids",
+            "left",
+            "away",
+        ],
+    )
 
     grants_id, house_id = 1, 2
     account_of = lambda user_id: user_id + 2  # noqa: E731 - user accounts follow the two shared ones
@@ -211,8 +274,22 @@ def fill(players: int, entries: int, now: datetime, seed: int) -> dict[str, Any]
 
     log(f"writing {players:,} players and their welcome grants…")
     for user_id in range(1, players + 1):
-        load.row(User, (user_id, "!" + "%040x" % rng.getrandbits(160), f"jugador{user_id:06d}", False, False, True,
-                        joined, "", "", "", None))
+        load.row(
+            User,
+            (
+                user_id,
+                "!" + "%040x" % rng.getrandbits(160),
+                f"jugador{user_id:06d}",
+                False,
+                False,
+                True,
+                joined,
+                "",
+                "",
+                "",
+                None,
+            ),
+        )
         post("welcome", f"welcome:{user_id}", {grants_id: -WELCOME, account_of(user_id): WELCOME}, None, joined)
     load.finish(User)
 
@@ -240,8 +317,13 @@ def fill(players: int, entries: int, now: datetime, seed: int) -> dict[str, Any]
         for user_id in people:  # the daily top-up, for who is nearly out
             if balances[account_of(user_id)] < TOPUP_BELOW and topped_up.get(user_id) != day:
                 topped_up[user_id] = day
-                post("topup", f"topup:{user_id}:{day.isoformat()}", {grants_id: -TOPUP, account_of(user_id): TOPUP},
-                     None, started_at)
+                post(
+                    "topup",
+                    f"topup:{user_id}:{day.isoformat()}",
+                    {grants_id: -TOPUP, account_of(user_id): TOPUP},
+                    None,
+                    started_at,
+                )
         stake = rng.choices(STAKES, STAKE_WEIGHTS)[0]
         poorest = min(balances[account_of(u)] for u in people)
         stake = max(s for s in STAKES if s <= stake and s <= poorest)
@@ -271,15 +353,48 @@ def fill(players: int, entries: int, now: datetime, seed: int) -> dict[str, Any]
                 user_id = seats[position][1]
                 legs[account_of(user_id) if user_id else house_id] += amount
             post("payout", f"payout:table:{table_id}", dict(legs), table_id, finished)
-        load.row(Table, (table_id, size, "finished", not private, not private, people[0],
-                         started_at - timedelta(seconds=rng.randint(0, 20)), started_at, finished,
-                         rng.randint(300, 900), stake, "game_over", 19, rng.getrandbits(62), rng.randrange(size),
-                         True))
+        load.row(
+            Table,
+            (
+                table_id,
+                size,
+                "finished",
+                not private,
+                not private,
+                people[0],
+                started_at - timedelta(seconds=rng.randint(0, 20)),
+                started_at,
+                finished,
+                rng.randint(300, 900),
+                stake,
+                "game_over",
+                19,
+                rng.getrandbits(62),
+                rng.randrange(size),
+                True,
+            ),
+        )
         for position, (sid, user_id) in enumerate(seats):
             name = f"jugador{user_id:06d}" if user_id else f"Bot {position}"
-            load.row(Seat, (sid, table_id, position, user_id, user_id is None, name, started_at,
-                            shares.get(position, 0), places[position], totals_by_seat[position],
-                            rng.randint(10, 19), rng.randint(2, 12), False, False))
+            load.row(
+                Seat,
+                (
+                    sid,
+                    table_id,
+                    position,
+                    user_id,
+                    user_id is None,
+                    name,
+                    started_at,
+                    shares.get(position, 0),
+                    places[position],
+                    totals_by_seat[position],
+                    rng.randint(10, 19),
+                    rng.randint(2, 12),
+                    False,
+                    False,
+                ),
+            )
         games_total += 1
         if private:
             continue
@@ -323,12 +438,19 @@ def fill(players: int, entries: int, now: datetime, seed: int) -> dict[str, Any]
             conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM \"{table}\"))")
         conn.execute("VACUUM (ANALYZE)")
         conn.execute(f"CREATE TABLE {META_TABLE} (players int, entries int, week date, made_at timestamptz)")
-        conn.execute(f"INSERT INTO {META_TABLE} VALUES (%s, %s, %s, %s)",
-                     [players, entries, scores.period_start(periods[0], now), now])
-    made = {"games": games_total, "people seated in counted games": people_total,
-            "seconds": time.perf_counter() - started}
-    log(f"made in {made['seconds']:.0f} s: {games_total:,} tables, {seat_id:,} seats, {txn_id:,} transactions, "
-        f"{entry_id:,} entries")
+        conn.execute(
+            f"INSERT INTO {META_TABLE} VALUES (%s, %s, %s, %s)",
+            [players, entries, scores.period_start(periods[0], now), now],
+        )
+    made = {
+        "games": games_total,
+        "people seated in counted games": people_total,
+        "seconds": time.perf_counter() - started,
+    }
+    log(
+        f"made in {made['seconds']:.0f} s: {games_total:,} tables, {seat_id:,} seats, {txn_id:,} transactions, "
+        f"{entry_id:,} entries"
+    )
     return made
 
 
@@ -354,10 +476,15 @@ def sizes() -> list[tuple[str, str]]:
 
     with connection.cursor() as cursor:
         out = []
-        for label, table in [("players", "auth_user"), ("chip accounts", "accounts_account"),
-                             ("ledger transactions", "accounts_transaction"), ("ledger entries", "accounts_entry"),
-                             ("tables", "games_table"), ("seats", "games_seat"),
-                             ("period totals", "leaderboard_periodscore")]:
+        for label, table in [
+            ("players", "auth_user"),
+            ("chip accounts", "accounts_account"),
+            ("ledger transactions", "accounts_transaction"),
+            ("ledger entries", "accounts_entry"),
+            ("tables", "games_table"),
+            ("seats", "games_seat"),
+            ("period totals", "leaderboard_periodscore"),
+        ]:
             cursor.execute(f"SELECT count(*), pg_size_pretty(pg_total_relation_size('{table}')) FROM {table}")
             count, size = cursor.fetchone()
             out.append((label, f"{count:,} rows, {size}"))
@@ -372,10 +499,12 @@ def pages(now: datetime) -> list[tuple[str, str, str, date]]:
     this_week = scores.period_start(week, now)
     last_week = scores.previous_start(week, this_week)
     assert last_week is not None
-    return [("this week", "/clasificacion/", week, this_week),
-            ("this month", "/clasificacion/mes/", month, scores.period_start(month, now)),
-            ("all time", "/clasificacion/siempre/", all_time, scores.ALL_TIME),
-            ("last week", f"/clasificacion/semana/{last_week.isoformat()}/", week, last_week)]
+    return [
+        ("this week", "/clasificacion/", week, this_week),
+        ("this month", "/clasificacion/mes/", month, scores.period_start(month, now)),
+        ("all time", "/clasificacion/siempre/", all_time, scores.ALL_TIME),
+        ("last week", f"/clasificacion/semana/{last_week.isoformat()}/", week, last_week),
+    ]
 
 
 def viewers(now: datetime) -> list[tuple[str, Any]]:
@@ -393,17 +522,25 @@ def viewers(now: datetime) -> list[tuple[str, Any]]:
     anywhere = Q()
     for period, start in wanted:
         anywhere |= Q(period=period, start=start)
-    everywhere = (PeriodScore.objects.filter(anywhere).values("user_id").annotate(n=Count("id"))
-                  .filter(n=len(wanted)).values("user_id"))
-    ranked = list(PeriodScore.objects.filter(period="all", user_id__in=everywhere)
-                  .order_by("-net", "reached_at", "user_id").values_list("user_id", flat=True))
+    everywhere = (
+        PeriodScore.objects.filter(anywhere)
+        .values("user_id")
+        .annotate(n=Count("id"))
+        .filter(n=len(wanted))
+        .values("user_id")
+    )
+    ranked = list(
+        PeriodScore.objects.filter(period="all", user_id__in=everywhere)
+        .order_by("-net", "reached_at", "user_id")
+        .values_list("user_id", flat=True)
+    )
 
     def outside_everywhere(user_id: int) -> bool:
         rows = PeriodScore.objects.filter(anywhere, user_id=user_id)
         return all(scores.position_of(row) > 100 for row in rows)
 
     chosen = []
-    for label, order in [("middle", ranked[len(ranked) // 2:]), ("near the bottom", ranked[::-1])]:
+    for label, order in [("middle", ranked[len(ranked) // 2 :]), ("near the bottom", ranked[::-1])]:
         user_id = next(u for u in order if outside_everywhere(u))
         chosen.append((label, User.objects.get(pk=user_id)))
     return chosen
@@ -415,8 +552,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def summary(values: list[float]) -> str:
-    return (f"p50 {statistics.median(values):6.1f}  p95 {percentile(values, 0.95):6.1f}  "
-            f"max {max(values):6.1f} ms  (n={len(values)})")
+    return (
+        f"p50 {statistics.median(values):6.1f}  p95 {percentile(values, 0.95):6.1f}  "
+        f"max {max(values):6.1f} ms  (n={len(values)})"
+    )
 
 
 def measure_pages(now: datetime, runs: int) -> None:
@@ -444,8 +583,9 @@ def measure_pages(now: datetime, runs: int) -> None:
             with CaptureQueriesContext(connection) as captured:
                 html = client.get(url).content.decode()
             assert f"Tu puesto: <strong>{position:,}".replace(",", ".") in html and position > 100
-            described[label] = f"{len(captured.captured_queries)} queries, {len(html) // 1024} KB, " \
-                               f"place {position:,} of {players:,}"
+            described[label] = (
+                f"{len(captured.captured_queries)} queries, {len(html) // 1024} KB, place {position:,} of {players:,}"
+            )
         times: dict[str, list[float]] = defaultdict(list)
         for _ in range(runs):
             for label, url, _period, _start in pages(now):
@@ -519,8 +659,9 @@ def main() -> None:
 
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
-        sys.exit("set DATABASE_URL to a PostgreSQL database of its own, e.g. "
-                 "postgres://postgres@127.0.0.1:5432/pocha_bench")
+        sys.exit(
+            "set DATABASE_URL to a PostgreSQL database of its own, e.g. postgres://postgres@127.0.0.1:5432/pocha_bench"
+        )
     ensure_database(url, args.force)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pocha_site.settings")
     import django
@@ -541,8 +682,10 @@ def main() -> None:
     log("\ndata:")
     for label, value in sizes():
         log(f"  {label:22} {value}")
-    log(f"\nload average before measuring: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-        f"({os.cpu_count()} CPUs; other work on the machine slows every figure below)")
+    log(
+        f"\nload average before measuring: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"({os.cpu_count()} CPUs; other work on the machine slows every figure below)"
+    )
     measure_pages(now, args.runs)
     measure_naive(now, args.naive_runs)
     log(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -29,9 +29,9 @@ REMOVED_RANKS = {3: {2, 4, 5, 6}, 4: {2, 4}, 5: set(), 6: set()}
 
 
 class Card(NamedTuple):
-    suit: str      # "o", "c", "e" or "b"
+    suit: str  # "o", "c", "e" or "b"
     strength: int  # higher beats lower within a suit
-    text: str      # "12b"
+    text: str  # "12b"
 
 
 # Every card of the Spanish deck, by its notation: the only place a card string is read.
@@ -43,8 +43,10 @@ for _suit in SUITS:
 del _suit, _rank, _text
 
 # The deck of each table size (3 to 6 players).
-DECKS = {players: frozenset(card for card in CARDS.values() if int(card.text[:-1]) not in removed)
-         for players, removed in REMOVED_RANKS.items()}
+DECKS = {
+    players: frozenset(card for card in CARDS.values() if int(card.text[:-1]) not in removed)
+    for players, removed in REMOVED_RANKS.items()
+}
 FIVE_OF_BASTOS = CARDS["5b"]
 
 
@@ -68,11 +70,14 @@ class ReplayError(Exception):
 
 # -- the schedule ------------------------------------------------------------------------
 
+
 def build_schedule(players):
     """(phase, cards) of every round: subida 1..8, one 8-card subasta per player, bajada 7..1."""
-    return ([("subida", cards) for cards in range(1, 9)]
-            + [("subasta", 8)] * players
-            + [("bajada", cards) for cards in range(7, 0, -1)])
+    return (
+        [("subida", cards) for cards in range(1, 9)]
+        + [("subasta", 8)] * players
+        + [("bajada", cards) for cards in range(7, 0, -1)]
+    )
 
 
 def seats_in_order(dealer, players):
@@ -85,6 +90,7 @@ def seats_in_order(dealer, players):
 
 
 # -- rules -------------------------------------------------------------------------------
+
 
 def score(bid, won):
     """One player's points for a round, before the multiplier."""
@@ -154,6 +160,7 @@ def is_whole_number(value):
 
 # -- replay ------------------------------------------------------------------------------
 
+
 def check_header(record):
     def fail(message):
         return ReplayError(1, "deal", 0, message)
@@ -176,6 +183,7 @@ def check_header(record):
 
 def read_deal(entry, number, phase, cards, players, order):
     """The hands (a set of Cards per seat) and the trump card (None in auctions) of a round."""
+
     def fail(message):
         return ReplayError(number, "deal", 0, message)
 
@@ -251,8 +259,7 @@ def replay_round(players, first_dealer, number, phase, cards, entry):
             raise ReplayError(number, "bid", index, "the bid must be from 0 to %d" % cards)
         # normal rounds: the last bidder may not make the bids add up to the tricks in the round
         if phase != "subasta" and index == len(order) - 1 and sum(bids[:index]) + bid == cards:
-            raise ReplayError(number, "bid", index,
-                              "the last bidder may not make the bids add up to %d" % cards)
+            raise ReplayError(number, "bid", index, "the last bidder may not make the bids add up to %d" % cards)
     if len(bids) < len(order):
         raise ReplayError(number, "bid", len(bids), "missing bid")
     bid_of = dict(zip(order, bids))
@@ -275,10 +282,10 @@ def replay_round(players, first_dealer, number, phase, cards, entry):
     expected_plays = cards * len(order)
     position_of = {seat: i for i, seat in enumerate(order)}
     won = dict.fromkeys(order, 0)
-    to_play = 0            # position in ``order`` of the seat to play
-    led = None             # suit led to the trick in play (None: nobody has played to it yet)
+    to_play = 0  # position in ``order`` of the seat to play
+    led = None  # suit led to the trick in play (None: nobody has played to it yet)
     best = best_seat = None
-    played = 0             # cards in the trick so far
+    played = 0  # cards in the trick so far
     for index, text in enumerate(plays):
         if index >= expected_plays:
             raise ReplayError(number, "play", index, "too many plays")
@@ -360,8 +367,9 @@ def replay_line(record):
     try:
         rounds, complete = replay(record)
     except ReplayError as error:
-        return {"error": {"round": error.round_number, "kind": error.kind, "index": error.index,
-                          "message": error.message}}
+        return {
+            "error": {"round": error.round_number, "kind": error.kind, "index": error.index, "message": error.message}
+        }
     players = len(record["players"])
     totals = [0] * players
     for result in rounds:

@@ -23,8 +23,9 @@ class PeriodScore(models.Model):
         MONTH = "month", _("mes")
         ALL = "all", _("siempre")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="period_scores",
-                             verbose_name=_("jugador"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="period_scores", verbose_name=_("jugador")
+    )
     period = models.CharField(_("periodo"), max_length=5, choices=Period.choices)
     #: The period's first day in Madrid (a Monday, a 1st, or 2000-01-01 for all time).
     start = models.DateField(_("desde"))

@@ -13,7 +13,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import IntegerField, Q, Subquery
+from django.db.models import IntegerField, Subquery
 
 from leaderboard.models import PeriodScore
 
@@ -81,9 +81,11 @@ def position_of(row: PeriodScore) -> int:
     more_chips = period.filter(net__gt=row.net)
     tied_earlier = period.filter(net=row.net, reached_at__lt=row.reached_at)
     tied_same_moment = period.filter(net=row.net, reached_at=row.reached_at, user_id__lt=row.user_id)
-    counts = (PeriodScore.objects.filter(pk=row.pk)
-              .values_list(*(_Count(rows.values("net")) for rows in (more_chips, tied_earlier, tied_same_moment)))
-              .first())
+    counts = (
+        PeriodScore.objects.filter(pk=row.pk)
+        .values_list(*(_Count(rows.values("net")) for rows in (more_chips, tied_earlier, tied_same_moment)))
+        .first()
+    )
     if counts is None:  # a row not saved (or deleted meanwhile): the same counts, one by one
         counts = (more_chips.count(), tied_earlier.count(), tied_same_moment.count())
     return sum(counts) + 1
@@ -99,7 +101,8 @@ def record_game(results: Iterable[tuple[int, int, bool]], when: datetime) -> Non
     for user_id, net, won in sorted(results):
         for period in PERIODS:
             row, created = PeriodScore.objects.select_for_update().get_or_create(
-                user_id=user_id, period=period, start=period_start(period, when), defaults={"reached_at": when})
+                user_id=user_id, period=period, start=period_start(period, when), defaults={"reached_at": when}
+            )
             row.games += 1
             row.wins += 1 if won else 0
             if net:
@@ -120,8 +123,9 @@ def rebuild_totals() -> dict[tuple[int, str, date], dict[str, Any]]:
     totals: dict[tuple[int, str, date], dict[str, Any]] = defaultdict(lambda: {"net": 0, "games": 0, "wins": 0})
     tables = {t.pk: t for t in Table.objects.filter(status=Table.Status.FINISHED, is_public=True, is_quick=True)}
     nets: dict[tuple[int, int], int] = defaultdict(int)
-    for table_id, user_id, amount in (Entry.objects.filter(transaction__table_id__in=tables, account__kind="user")
-                                      .values_list("transaction__table_id", "account__user_id", "amount")):
+    for table_id, user_id, amount in Entry.objects.filter(
+        transaction__table_id__in=tables, account__kind="user"
+    ).values_list("transaction__table_id", "account__user_id", "amount"):
         nets[(table_id, user_id)] += amount
     for seat in Seat.objects.filter(table_id__in=tables, is_bot=False, user__isnull=False):
         table = tables[seat.table_id]

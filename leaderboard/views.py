@@ -24,8 +24,7 @@ from leaderboard.models import PeriodScore
 #: How many players a ranking lists; everyone else sees their own position below it.
 TOP = 100
 #: URL words for the periods, and back.
-PERIOD_BY_SLUG = {"semana": PeriodScore.Period.WEEK, "mes": PeriodScore.Period.MONTH,
-                  "siempre": PeriodScore.Period.ALL}
+PERIOD_BY_SLUG = {"semana": PeriodScore.Period.WEEK, "mes": PeriodScore.Period.MONTH, "siempre": PeriodScore.Period.ALL}
 SLUG_BY_PERIOD = {period: slug for slug, period in PERIOD_BY_SLUG.items()}
 #: No period starts before the site's beginning of time (and dates near year 1 cannot go back a week).
 FIRST_DAY = scores.ALL_TIME
@@ -56,9 +55,11 @@ def _url(period: str, start: date, current: date) -> str:
 def ranking_context(request: HttpRequest, period: str, start: date, now: datetime) -> dict[str, Any]:
     """The top of the period, the viewer's own row and place, and the ways to other periods."""
     current = scores.period_start(period, now)
-    rows = list(PeriodScore.objects.filter(period=period, start=start, games__gt=0)
-                .order_by("-net", "reached_at", "user_id")
-                .values("user_id", "user__username", "net", "games", "wins")[:TOP])
+    rows = list(
+        PeriodScore.objects.filter(period=period, start=start, games__gt=0)
+        .order_by("-net", "reached_at", "user_id")
+        .values("user_id", "user__username", "net", "games", "wins")[:TOP]
+    )
     me = request.user.pk if request.user.is_authenticated else None
     for position, row in enumerate(rows, start=1):
         row["position"] = position
@@ -69,19 +70,30 @@ def ranking_context(request: HttpRequest, period: str, start: date, now: datetim
     if me is not None:
         mine = next((row for row in rows if row["me"]), None)
         if mine is None:
-            own = (PeriodScore.objects.filter(user_id=me, period=period, start=start, games__gt=0)
-                   .only("user_id", "period", "start", "net", "games", "wins", "reached_at").first())
+            own = (
+                PeriodScore.objects.filter(user_id=me, period=period, start=start, games__gt=0)
+                .only("user_id", "period", "start", "net", "games", "wins", "reached_at")
+                .first()
+            )
             if own is not None:
-                mine = {"user_id": own.user_id, "me": True, "name": request.user.get_username(), "net": own.net,
-                        "games": own.games, "wins": own.wins, "position": scores.position_of(own),
-                        "outside": True}
+                mine = {
+                    "user_id": own.user_id,
+                    "me": True,
+                    "name": request.user.get_username(),
+                    "net": own.net,
+                    "games": own.games,
+                    "wins": own.wins,
+                    "position": scores.position_of(own),
+                    "outside": True,
+                }
 
     previous = scores.previous_start(period, start)
     following = scores.next_start(period, start)
     end = following - timedelta(days=1) if following is not None else None
-    tabs = [{"period": p, "active": p == period,
-             "url": reverse("leaderboard:current", kwargs={"slug": SLUG_BY_PERIOD[p]})}
-            for p in scores.PERIODS]
+    tabs = [
+        {"period": p, "active": p == period, "url": reverse("leaderboard:current", kwargs={"slug": SLUG_BY_PERIOD[p]})}
+        for p in scores.PERIODS
+    ]
     return {
         "period": period,
         "start": start,

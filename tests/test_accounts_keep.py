@@ -13,13 +13,13 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
+from live.helpers import play_to_the_end
 
 from accounts import ledger
 from accounts.models import Profile, Transaction
 from games import actions
 from games.engine.snapshot import load
 from games.models import Seat, Table
-from live.helpers import play_to_the_end
 from leaderboard.models import PeriodScore
 from pocha_site.settings import email_settings
 
@@ -171,11 +171,15 @@ def test_changing_the_password(client, player, password):
     client.force_login(player)
     page = client.get("/accounts/contrasena/")
     assert page.status_code == 200 and 'name="old_password"' in page.content.decode()
-    wrong = client.post("/accounts/contrasena/", {"old_password": "incorrecta", "new_password1": NEW_PASSWORD,
-                                                  "new_password2": NEW_PASSWORD})
+    wrong = client.post(
+        "/accounts/contrasena/",
+        {"old_password": "incorrecta", "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
     assert wrong.status_code == 200 and "errorlist" in wrong.content.decode()
-    response = client.post("/accounts/contrasena/", {"old_password": password, "new_password1": NEW_PASSWORD,
-                                                     "new_password2": NEW_PASSWORD})
+    response = client.post(
+        "/accounts/contrasena/",
+        {"old_password": password, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
     assert response.status_code == 302 and response["Location"] == "/accounts/contrasena/hecho/"
     assert client.get(response["Location"]).status_code == 200
     assert logged_in(client), "still signed in on this device"
@@ -225,17 +229,21 @@ def test_reset_requests_are_limited(settings, password):
     settings.POCHA_RESET_LIMIT = 2
     make_user("pide", password, email="pide@example.com")
     for _ in range(2):
-        assert Client().post("/accounts/recuperar/", {"email": "pide@example.com"},
-                             REMOTE_ADDR="10.6.0.1").status_code == 302
+        assert (
+            Client().post("/accounts/recuperar/", {"email": "pide@example.com"}, REMOTE_ADDR="10.6.0.1").status_code
+            == 302
+        )
     response = Client().post("/accounts/recuperar/", {"email": "otro@example.com"}, REMOTE_ADDR="10.6.0.1")
     assert response.status_code == 429
     assert "demasiados correos" in response.content.decode()
     # One inbox cannot be flooded from many addresses either.
-    assert Client().post("/accounts/recuperar/", {"email": "pide@example.com"},
-                         REMOTE_ADDR="10.6.0.2").status_code == 429
+    assert (
+        Client().post("/accounts/recuperar/", {"email": "pide@example.com"}, REMOTE_ADDR="10.6.0.2").status_code == 429
+    )
     assert len(mail.outbox) == 2
-    assert Client().post("/accounts/recuperar/", {"email": "otro@example.com"},
-                         REMOTE_ADDR="10.6.0.3").status_code == 302
+    assert (
+        Client().post("/accounts/recuperar/", {"email": "otro@example.com"}, REMOTE_ADDR="10.6.0.3").status_code == 302
+    )
 
 
 # -- e-mail settings -----------------------------------------------------------------------
@@ -251,14 +259,25 @@ def test_email_goes_to_the_console_without_a_host():
 
 
 def test_email_goes_by_smtp_with_a_host():
-    smtp = email_settings({"EMAIL_HOST": "smtp.example.com", "EMAIL_HOST_USER": "pocha",
-                           "EMAIL_HOST_PASSWORD": "secreto", "DEFAULT_FROM_EMAIL": "Pocha <hola@pocha.example>"})
+    smtp = email_settings(
+        {
+            "EMAIL_HOST": "smtp.example.com",
+            "EMAIL_HOST_USER": "pocha",
+            "EMAIL_HOST_PASSWORD": "secreto",
+            "DEFAULT_FROM_EMAIL": "Pocha <hola@pocha.example>",
+        }
+    )
     assert smtp == {
         "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "EMAIL_HOST": "smtp.example.com", "EMAIL_PORT": 587,
-        "EMAIL_HOST_USER": "pocha", "EMAIL_HOST_PASSWORD": "secreto",
-        "EMAIL_USE_TLS": True, "EMAIL_USE_SSL": False, "EMAIL_TIMEOUT": 10,
-        "DEFAULT_FROM_EMAIL": "Pocha <hola@pocha.example>", "SERVER_EMAIL": "Pocha <hola@pocha.example>",
+        "EMAIL_HOST": "smtp.example.com",
+        "EMAIL_PORT": 587,
+        "EMAIL_HOST_USER": "pocha",
+        "EMAIL_HOST_PASSWORD": "secreto",
+        "EMAIL_USE_TLS": True,
+        "EMAIL_USE_SSL": False,
+        "EMAIL_TIMEOUT": 10,
+        "DEFAULT_FROM_EMAIL": "Pocha <hola@pocha.example>",
+        "SERVER_EMAIL": "Pocha <hola@pocha.example>",
     }
     ssl = email_settings({"EMAIL_HOST": "smtp.example.com", "EMAIL_USE_SSL": "true"})
     assert (ssl["EMAIL_PORT"], ssl["EMAIL_USE_SSL"], ssl["EMAIL_USE_TLS"]) == (465, True, False)
@@ -312,8 +331,6 @@ def test_changing_and_removing_the_email(client, player, password):
 
 
 # -- closing an account --------------------------------------------------------------------
-
-
 
 
 @pytest.fixture

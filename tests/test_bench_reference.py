@@ -47,6 +47,7 @@ def self_play_records():
 
 # -- the reference is independent and reads cards once --------------------------------------
 
+
 def test_the_reference_does_not_import_the_engine(reference):
     tree = ast.parse(REFERENCE_PATH.read_text(encoding="utf-8"))
     imported = set()
@@ -74,6 +75,7 @@ def test_the_reference_card_table(reference):
 
 
 # -- agreement with the engine ----------------------------------------------------------------
+
 
 def test_samples_agree_with_the_expected_answers(reference, samples):
     for path in samples:
@@ -155,13 +157,21 @@ def test_auction_ties_go_to_the_earlier_bidder(reference):
 
 # Hand-made rounds of a 4-player game (ranks 2 and 4 are out).  Round 1 is a fixed one-card round;
 # round 2 is dealt by seat 1, so seat 2 bids first and leads, then seats 3, 0 and 1.
-ROUND_1 = {"hands": [["1o"], ["3o"], ["12o"], ["11o"]], "trump_card": "10c", "bids": [0, 0, 0, 0],
-           "plays": ["3o", "12o", "11o", "1o"]}
+ROUND_1 = {
+    "hands": [["1o"], ["3o"], ["12o"], ["11o"]],
+    "trump_card": "10c",
+    "bids": [0, 0, 0, 0],
+    "plays": ["3o", "12o", "11o", "1o"],
+}
 
 
 def two_rounds(hands, trump_card, plays, bids=(0, 2, 0, 1)):
-    return {"format": "pocha-record/1", "players": ["ana", "bea", "carla", "dani"], "first_dealer": 0,
-            "rounds": [ROUND_1, {"hands": hands, "trump_card": trump_card, "bids": list(bids), "plays": plays}]}
+    return {
+        "format": "pocha-record/1",
+        "players": ["ana", "bea", "carla", "dani"],
+        "first_dealer": 0,
+        "rounds": [ROUND_1, {"hands": hands, "trump_card": trump_card, "bids": list(bids), "plays": plays}],
+    }
 
 
 PLAIN = [["1e", "5e"], ["6b", "7b"], ["12c", "6e"], ["3c", "5c"]]
@@ -170,17 +180,29 @@ CASES = {
     "montar kept": (two_rounds(PLAIN, "7o", ["12c", "3c", "1e", "6b", "5c", "5e", "7b", "6e"]), None),
     "montar broken": (two_rounds(PLAIN, "7o", ["12c", "5c", "1e", "6b", "3c", "5e", "7b", "6e"]), (2, "play", 1)),
     # fallar: seat 0, void in copas, holds a trump and must play it
-    "fallar broken": (two_rounds([["1o", "5e"], ["6b", "7b"], ["12c", "6e"], ["3c", "5c"]], "7o",
-                                 ["12c", "3c", "5e", "6b"]), (2, "play", 2)),
+    "fallar broken": (
+        two_rounds([["1o", "5e"], ["6b", "7b"], ["12c", "6e"], ["3c", "5c"]], "7o", ["12c", "3c", "5e", "6b"]),
+        (2, "play", 2),
+    ),
     # contrafallar: seat 1, void in copas, can beat seat 0's 6 of oros with the 12 and must
-    "contrafallar broken": (two_rounds([["6o", "5e"], ["12o", "5o"], ["12c", "6e"], ["3c", "5c"]], "7o",
-                                       ["12c", "3c", "6o", "5o"]), (2, "play", 3)),
+    "contrafallar broken": (
+        two_rounds([["6o", "5e"], ["12o", "5o"], ["12c", "6e"], ["3c", "5c"]], "7o", ["12c", "3c", "6o", "5o"]),
+        (2, "play", 3),
+    ),
     # once someone has fallado, following suit with any copa will do: no need to montar
-    "no montar after fallar": (two_rounds([["3c", "5c"], ["6b", "7b"], ["12c", "6e"], ["6o", "7e"]], "10o",
-                                          ["12c", "6o", "5c", "6b", "7e", "3c", "7b", "6e"]), None),
+    "no montar after fallar": (
+        two_rounds(
+            [["3c", "5c"], ["6b", "7b"], ["12c", "6e"], ["6o", "7e"]],
+            "10o",
+            ["12c", "6o", "5c", "6b", "7e", "3c", "7b", "6e"],
+        ),
+        None,
+    ),
     # trump led: following suit is playing trump, and beating the highest if you can
-    "trump led, beat it": (two_rounds([["1e", "5e"], ["6b", "7b"], ["6o", "6e"], ["12o", "5o"]], "7o",
-                                      ["6o", "5o"]), (2, "play", 1)),
+    "trump led, beat it": (
+        two_rounds([["1e", "5e"], ["6b", "7b"], ["6o", "6e"], ["12o", "5o"]], "7o", ["6o", "5o"]),
+        (2, "play", 1),
+    ),
     # the 5 of bastos turned: x3
     "x3": (two_rounds(PLAIN, "5b", ["12c", "3c", "1e", "6b", "7b", "6e", "5c", "5e"]), None),
     "last bidder": (two_rounds(PLAIN, "7o", [], bids=(0, 1, 0, 1)), (2, "bid", 3)),
@@ -214,29 +236,64 @@ def test_hand_made_scores(reference):
 
 def test_the_record_format_example(reference):
     """The worked example of shared/RECORD.md."""
-    record = {"format": "pocha-record/1", "players": ["ana", "bea", "carla", "dani"], "first_dealer": 2,
-              "rounds": [{"hands": [["3c"], ["12o"], ["1e"], ["7b"]], "trump_card": "5o", "bids": [1, 0, 0, 1],
-                          "plays": ["7b", "3c", "12o", "1e"]}]}
+    record = {
+        "format": "pocha-record/1",
+        "players": ["ana", "bea", "carla", "dani"],
+        "first_dealer": 2,
+        "rounds": [
+            {
+                "hands": [["3c"], ["12o"], ["1e"], ["7b"]],
+                "trump_card": "5o",
+                "bids": [1, 0, 0, 1],
+                "plays": ["7b", "3c", "12o", "1e"],
+            }
+        ],
+    }
     line = reference.replay_line(record)
     assert line == engine_line(record)
-    assert line == {"rounds": [{"number": 1, "phase": "subida", "cards": 1, "dealer": 2, "trump_suit": "o",
-                                "multiplier": 2, "auction_winner": None, "bids": [0, 0, 1, 1],
-                                "tricks": [0, 1, 0, 0], "points": [20, -10, -10, -10]}],
-                    "totals": [20, -10, -10, -10], "complete": False, "winners": None}
+    assert line == {
+        "rounds": [
+            {
+                "number": 1,
+                "phase": "subida",
+                "cards": 1,
+                "dealer": 2,
+                "trump_suit": "o",
+                "multiplier": 2,
+                "auction_winner": None,
+                "bids": [0, 0, 1, 1],
+                "tricks": [0, 1, 0, 0],
+                "points": [20, -10, -10, -10],
+            }
+        ],
+        "totals": [20, -10, -10, -10],
+        "complete": False,
+        "winners": None,
+    }
     record["rounds"][0]["plays"] = ["7b", "3c", "1e", "12o"]
     assert where(reference.replay_line(record)) == where(engine_line(record)) == (1, "play", 2)
 
 
-@pytest.mark.parametrize("record, expected", [
-    ([], (1, "deal", 0)),
-    ({"format": "pocha-record/2", "players": ["a", "b", "c"], "first_dealer": 0, "rounds": []}, (1, "deal", 0)),
-    ({"format": "pocha-record/1", "players": ["a", "b"], "first_dealer": 0, "rounds": []}, (1, "deal", 0)),
-    ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": 3, "rounds": []}, (1, "deal", 0)),
-    ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": True, "rounds": []}, (1, "deal", 0)),
-    ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": 0, "rounds": [7]}, (1, "deal", 0)),
-    ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": 0,
-      "rounds": [{"hands": [[["1o"]], ["3o"], ["12o"]], "trump_card": "1c", "bids": [], "plays": []}]}, (1, "deal", 0)),
-])
+@pytest.mark.parametrize(
+    "record, expected",
+    [
+        ([], (1, "deal", 0)),
+        ({"format": "pocha-record/2", "players": ["a", "b", "c"], "first_dealer": 0, "rounds": []}, (1, "deal", 0)),
+        ({"format": "pocha-record/1", "players": ["a", "b"], "first_dealer": 0, "rounds": []}, (1, "deal", 0)),
+        ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": 3, "rounds": []}, (1, "deal", 0)),
+        ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": True, "rounds": []}, (1, "deal", 0)),
+        ({"format": "pocha-record/1", "players": ["a", "b", "c"], "first_dealer": 0, "rounds": [7]}, (1, "deal", 0)),
+        (
+            {
+                "format": "pocha-record/1",
+                "players": ["a", "b", "c"],
+                "first_dealer": 0,
+                "rounds": [{"hands": [[["1o"]], ["3o"], ["12o"]], "trump_card": "1c", "bids": [], "plays": []}],
+            },
+            (1, "deal", 0),
+        ),
+    ],
+)
 def test_malformed_records(reference, record, expected):
     for line in (engine_line(record), reference.replay_line(record)):
         assert where(line) == expected
@@ -244,11 +301,15 @@ def test_malformed_records(reference, record, expected):
 
 def test_empty_game(reference):
     record = {"format": "pocha-record/1", "players": ["a", "b", "c", "d"], "first_dealer": 2, "rounds": []}
-    assert engine_line(record) == reference.replay_line(record) == {
-        "rounds": [], "totals": [0, 0, 0, 0], "complete": False, "winners": None}
+    assert (
+        engine_line(record)
+        == reference.replay_line(record)
+        == {"rounds": [], "totals": [0, 0, 0, 0], "complete": False, "winners": None}
+    )
 
 
 # -- the bench command --------------------------------------------------------------------------
+
 
 def test_bench_command_checks_and_times(capsys, reference, samples):
     from games.engine import bench

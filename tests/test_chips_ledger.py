@@ -9,13 +9,14 @@ import itertools
 import random
 import re
 import types
-from datetime import date, datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
+from live.helpers import person, play_to_the_end
 
 from accounts import ledger
 from accounts.models import Account, Entry, Transaction
@@ -24,11 +25,10 @@ from games.engine import GameState
 from games.engine.snapshot import load
 from games.errors import ActionError
 from games.models import Seat, Table
-from live.helpers import person, play_to_the_end
 
 pytestmark = pytest.mark.django_db
 
-UTC = dt_timezone.utc
+UTC = UTC
 schedule_module = importlib.import_module("games.engine.schedule")
 snapshot_module = importlib.import_module("games.engine.snapshot")
 state_module = importlib.import_module("games.engine.state")
@@ -36,8 +36,6 @@ _drains = itertools.count()
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
 
 
 def books() -> dict[str, Any]:
@@ -57,8 +55,9 @@ def assert_books_balance() -> None:
     assert not Account.objects.filter(kind__in=["user", "pot"], balance__lt=0).exists()
     for account in Account.objects.all():
         running = 0
-        for amount, after in Entry.objects.filter(account=account).order_by("pk").values_list("amount",
-                                                                                              "balance_after"):
+        for amount, after in (
+            Entry.objects.filter(account=account).order_by("pk").values_list("amount", "balance_after")
+        ):
             running += amount
             assert after == running, f"account {account.pk}: balance_after {after} but running sum {running}"
         assert account.balance == running, f"account {account.pk} holds {account.balance}, entries say {running}"
@@ -72,7 +71,9 @@ def drain_to(user: Any, chips: int) -> None:
 
 
 def pot_balance(table_id: int) -> int:
-    return Account.objects.filter(kind=Account.Kind.POT, table_id=table_id).values_list("balance", flat=True).first() or 0
+    return (
+        Account.objects.filter(kind=Account.Kind.POT, table_id=table_id).values_list("balance", flat=True).first() or 0
+    )
 
 
 def house_balance() -> int:
@@ -81,8 +82,6 @@ def house_balance() -> int:
 
 def reload(table: Table) -> Table:
     return Table.objects.get(pk=table.pk)
-
-
 
 
 @pytest.fixture
@@ -121,8 +120,11 @@ def test_a_new_user_gets_the_welcome_grant_once():
 
 def test_every_way_of_making_a_user_grants_the_welcome_chips():
     User = get_user_model()
-    made = [User.objects.create(username="plain"), User.objects.create_superuser("jefa", password=None),
-            person("normal")]
+    made = [
+        User.objects.create(username="plain"),
+        User.objects.create_superuser("jefa", password=None),
+        person("normal"),
+    ]
     for user in made:
         assert ledger.balance(user.pk) == 5000, user
     assert ledger.grants_account().balance == -5000 * len(made)
@@ -135,8 +137,7 @@ def test_every_way_of_making_a_user_grants_the_welcome_chips():
 
 
 def test_signing_up_through_the_page_grants_the_welcome_chips(client, password):
-    response = client.post("/accounts/signup/", {"username": "nueva", "password1": password,
-                                                 "password2": password})
+    response = client.post("/accounts/signup/", {"username": "nueva", "password1": password, "password2": password})
     assert response.status_code == 302
     user = get_user_model().objects.get(username="nueva")
     assert ledger.balance(user.pk) == 5000
@@ -233,8 +234,11 @@ def test_post_refuses_legs_that_do_not_balance_and_nothing_changes():
     before = books()
     with pytest.raises(ValueError, match="does not balance"):
         with transaction.atomic():
-            ledger.post(Transaction.Kind.ADJUSTMENT, "unbalanced",
-                        [(ledger.grants_account(), -10), (ledger.user_account(user.pk), 9)])
+            ledger.post(
+                Transaction.Kind.ADJUSTMENT,
+                "unbalanced",
+                [(ledger.grants_account(), -10), (ledger.user_account(user.pk), 9)],
+            )
     assert books() == before
     assert not Transaction.objects.filter(key="unbalanced").exists()
 
@@ -245,15 +249,18 @@ def test_post_refuses_to_take_a_user_below_zero_and_nothing_changes():
     before = books()
     with pytest.raises(ledger.InsufficientChips) as refused:
         with transaction.atomic():
-            ledger.post(Transaction.Kind.ADJUSTMENT, "too-much",
-                        [(ledger.user_account(user.pk), -5001), (house, 5001)])
+            ledger.post(Transaction.Kind.ADJUSTMENT, "too-much", [(ledger.user_account(user.pk), -5001), (house, 5001)])
     assert (refused.value.balance, refused.value.needed, refused.value.code) == (5000, 5001, "chips")
     assert books() == before
     assert not Transaction.objects.filter(key="too-much").exists()
     # Exactly everything is fine, and leaves the user at zero.
     with transaction.atomic():
-        assert ledger.post(Transaction.Kind.ADJUSTMENT, "all-of-it",
-                           [(ledger.user_account(user.pk), -5000), (house, 5000)]) is not None
+        assert (
+            ledger.post(
+                Transaction.Kind.ADJUSTMENT, "all-of-it", [(ledger.user_account(user.pk), -5000), (house, 5000)]
+            )
+            is not None
+        )
     assert ledger.balance(user.pk) == 0
     assert_books_balance()
 
@@ -272,8 +279,11 @@ def test_post_refuses_to_take_a_pot_below_zero():
 def test_the_house_and_the_grants_may_go_negative():
     user = person("casa")
     with transaction.atomic():
-        ledger.post(Transaction.Kind.ADJUSTMENT, "house-pays",
-                    [(ledger.house_account(), -700), (ledger.user_account(user.pk), 700)])
+        ledger.post(
+            Transaction.Kind.ADJUSTMENT,
+            "house-pays",
+            [(ledger.house_account(), -700), (ledger.user_account(user.pk), 700)],
+        )
     assert house_balance() == -700 and ledger.balance(user.pk) == 5700
     assert ledger.grants_account().balance == -5000
     assert_books_balance()
@@ -316,8 +326,9 @@ def test_post_refuses_to_run_outside_a_transaction(monkeypatch):
     user = person("fuera")
     monkeypatch.setattr(transaction.get_connection(), "in_atomic_block", False)
     with pytest.raises(RuntimeError, match="inside"):
-        ledger.post(Transaction.Kind.ADJUSTMENT, "outside", [(ledger.grants_account(), -1),
-                                                             (ledger.user_account(user.pk), 1)])
+        ledger.post(
+            Transaction.Kind.ADJUSTMENT, "outside", [(ledger.grants_account(), -1), (ledger.user_account(user.pk), 1)]
+        )
 
 
 # -- the database's own guard --------------------------------------------------------------
@@ -357,20 +368,23 @@ def test_only_one_house_and_one_grants_account():
 # -- splitting a pot -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("pot", "winners", "expected"), [
-    (1500, [2], {2: 1500}),
-    (1000, [0, 1, 2], {0: 334, 1: 333, 2: 333}),
-    (1000, [2, 0, 1], {0: 334, 1: 333, 2: 333}),  # seat order, whatever order they come in
-    (2000, [1, 3], {1: 1000, 3: 1000}),
-    (6000, [1, 3, 4, 5], {1: 1500, 3: 1500, 4: 1500, 5: 1500}),
-    (400, [0, 1, 3], {0: 134, 1: 133, 3: 133}),
-    (500, [4, 1, 2], {1: 167, 2: 167, 4: 166}),
-    (2500, [5, 3, 0], {0: 834, 3: 833, 5: 833}),
-    (10000, [2, 5, 3], {2: 3334, 3: 3333, 5: 3333}),
-    (12000, [0, 1, 2, 3, 4], {0: 2400, 1: 2400, 2: 2400, 3: 2400, 4: 2400}),
-    (600, [5, 4, 3, 2], {2: 150, 3: 150, 4: 150, 5: 150}),
-    (500, [0, 1, 2, 3, 4, 5], {0: 84, 1: 84, 2: 83, 3: 83, 4: 83, 5: 83}),
-])
+@pytest.mark.parametrize(
+    ("pot", "winners", "expected"),
+    [
+        (1500, [2], {2: 1500}),
+        (1000, [0, 1, 2], {0: 334, 1: 333, 2: 333}),
+        (1000, [2, 0, 1], {0: 334, 1: 333, 2: 333}),  # seat order, whatever order they come in
+        (2000, [1, 3], {1: 1000, 3: 1000}),
+        (6000, [1, 3, 4, 5], {1: 1500, 3: 1500, 4: 1500, 5: 1500}),
+        (400, [0, 1, 3], {0: 134, 1: 133, 3: 133}),
+        (500, [4, 1, 2], {1: 167, 2: 167, 4: 166}),
+        (2500, [5, 3, 0], {0: 834, 3: 833, 5: 833}),
+        (10000, [2, 5, 3], {2: 3334, 3: 3333, 5: 3333}),
+        (12000, [0, 1, 2, 3, 4], {0: 2400, 1: 2400, 2: 2400, 3: 2400, 4: 2400}),
+        (600, [5, 4, 3, 2], {2: 150, 3: 150, 4: 150, 5: 150}),
+        (500, [0, 1, 2, 3, 4, 5], {0: 84, 1: 84, 2: 83, 3: 83, 4: 83, 5: 83}),
+    ],
+)
 def test_split_pot(pot, winners, expected):
     shares = actions.split_pot(pot, winners)
     assert shares == expected
@@ -547,8 +561,11 @@ def test_a_cancelled_private_table_gives_every_stake_back_once():
     assert len(stake_keys(table.pk, "refund")) == 3
     # Cancelling again, or leaving a cancelled table: refused, nothing moves.
     before = books()
-    for attempt in (lambda: actions.do_cancel(table.pk, host), lambda: actions.do_leave_seat(table.pk, a),
-                    lambda: actions.do_start(table.pk, host)):
+    for attempt in (
+        lambda: actions.do_cancel(table.pk, host),
+        lambda: actions.do_leave_seat(table.pk, a),
+        lambda: actions.do_start(table.pk, host),
+    ):
         with pytest.raises(ActionError):
             attempt()
         assert books() == before
@@ -639,7 +656,9 @@ def test_bots_stake_from_the_house(fast_bots):
     for bot in bots:
         txn = Transaction.objects.get(key=f"stake:seat:{bot.pk}")
         assert {(e.account.kind, e.amount) for e in txn.entries.select_related("account")} == {
-            ("house", -500), ("pot", 500)}
+            ("house", -500),
+            ("pot", 500),
+        }
     assert_books_balance()
 
 
@@ -669,17 +688,21 @@ def test_a_whole_staked_game_against_bots_pays_the_pot_once(fast_bots):
     assert fields["status"] == Table.Status.FINISHED
     assert books() == before
     assert {p: s.winnings for p, s in seats.items()} == dict(
-        Seat.objects.filter(table=table).values_list("position", "winnings"))
+        Seat.objects.filter(table=table).values_list("position", "winnings")
+    )
     assert_books_balance()
 
 
-@pytest.mark.parametrize(("size", "stake", "humans", "winners", "expected"), [
-    (3, 500, 3, [0, 2], {0: 750, 2: 750}),
-    (4, 100, 2, [0, 1, 3], {0: 134, 1: 133, 3: 133}),
-    (5, 100, 1, [1, 2, 4], {1: 167, 2: 167, 4: 166}),
-    (6, 2000, 2, [1, 3, 4, 5], {1: 3000, 3: 3000, 4: 3000, 5: 3000}),
-    (6, 100, 6, [0, 1, 2, 3, 4, 5], {p: 100 for p in range(6)}),
-])
+@pytest.mark.parametrize(
+    ("size", "stake", "humans", "winners", "expected"),
+    [
+        (3, 500, 3, [0, 2], {0: 750, 2: 750}),
+        (4, 100, 2, [0, 1, 3], {0: 134, 1: 133, 3: 133}),
+        (5, 100, 1, [1, 2, 4], {1: 167, 2: 167, 4: 166}),
+        (6, 2000, 2, [1, 3, 4, 5], {1: 3000, 3: 3000, 4: 3000, 5: 3000}),
+        (6, 100, 6, [0, 1, 2, 3, 4, 5], {p: 100 for p in range(6)}),
+    ],
+)
 def test_a_tie_splits_the_pot_with_the_odd_chips_from_seat_0(fast_bots, size, stake, humans, winners, expected):
     users = [person(f"empate{i}") for i in range(humans)]
     table = actions.do_create_table(users[0], size, stake=stake)
@@ -715,8 +738,7 @@ def test_real_tied_games_split_the_pot(fast_bots, short_games, monkeypatch):
     found = []
     for seed in range(60):
         rng = random.Random(seed)
-        monkeypatch.setattr(actions, "secrets", types.SimpleNamespace(randbits=rng.getrandbits,
-                                                                      choice=rng.choice))
+        monkeypatch.setattr(actions, "secrets", types.SimpleNamespace(randbits=rng.getrandbits, choice=rng.choice))
         user = person(f"t{seed}")
         table = actions.do_create_table(user, 3, stake=100)
         actions.do_start(table.pk, user)

@@ -26,9 +26,10 @@ import importlib
 import itertools
 import random
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone as dt_timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -39,7 +40,12 @@ from hypothesis import HealthCheck, event, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
 )
 
 from accounts import ledger
@@ -50,14 +56,18 @@ from games.engine.snapshot import load
 from games.errors import ActionError
 from games.models import STAKES, Seat, Table
 
-UTC = dt_timezone.utc
+UTC = UTC
 MADRID = ZoneInfo("Europe/Madrid")
 #: Rounds in a game here (a real one has 19 to 22): one round still has winners, losers and ties.
 ROUNDS = 1
 #: What a moderator's drain leaves: around the top-up threshold (100) and the smallest stake (100).
 DRAIN_TO = (0, 1, 42, 99, 100, 101, 150)
-WAITING, PLAYING, FINISHED, CANCELLED = (Table.Status.WAITING, Table.Status.PLAYING, Table.Status.FINISHED,
-                                         Table.Status.CANCELLED)
+WAITING, PLAYING, FINISHED, CANCELLED = (
+    Table.Status.WAITING,
+    Table.Status.PLAYING,
+    Table.Status.FINISHED,
+    Table.Status.CANCELLED,
+)
 
 
 # -- the ledger, read back ------------------------------------------------------------------
@@ -79,14 +89,16 @@ def check_books() -> None:
     assert problems == [], problems
     total = Account.objects.aggregate(total=Sum("balance"))["total"] or 0
     assert total == 0, f"the accounts sum to {total}"
-    for key, count, amount in Transaction.objects.annotate(n=Count("entries"), t=Sum("entries__amount")) \
-            .values_list("key", "n", "t"):
+    for key, count, amount in Transaction.objects.annotate(n=Count("entries"), t=Sum("entries__amount")).values_list(
+        "key", "n", "t"
+    ):
         assert count >= 2 and amount == 0, f"transaction {key}: {count} entries summing to {amount}"
     negative = list(Account.objects.filter(kind__in=["user", "pot"], balance__lt=0).values_list("pk", "balance"))
     assert not negative, f"negative user or pot accounts: {negative}"
     running: dict[int, int] = {}
-    for account_id, amount, after in Entry.objects.order_by("account_id", "pk") \
-            .values_list("account_id", "amount", "balance_after"):
+    for account_id, amount, after in Entry.objects.order_by("account_id", "pk").values_list(
+        "account_id", "amount", "balance_after"
+    ):
         running[account_id] = running.get(account_id, 0) + amount
         assert after == running[account_id], f"account {account_id}: balance_after {after}, entries {running}"
     for pk, balance in Account.objects.values_list("pk", "balance"):
@@ -97,7 +109,7 @@ def split(pot: int, winners: list[int]) -> dict[int, int]:
     """RULES.md, written out again: equal shares, the odd chips one each from the lowest seat."""
     order = sorted(winners)
     shares = {seat: pot // len(order) for seat in order}
-    for seat in order[:pot % len(order)]:
+    for seat in order[: pot % len(order)]:
         shares[seat] += 1
     return shares
 
@@ -195,7 +207,8 @@ class ChipsMachine(RuleBasedStateMachine):
             assert actions._on_finish(table, game)["status"] == FINISHED
         assert books() == before
         assert {s.position: s.winnings for s in Seat.objects.filter(table_id=model.pk)} == {
-            p: s.winnings for p, s in seats.items()}
+            p: s.winnings for p, s in seats.items()
+        }
         payouts = Transaction.objects.filter(table_id=model.pk, kind=Transaction.Kind.PAYOUT)
         if not model.stake:
             assert not payouts.exists() and all(s.winnings == 0 for s in seats.values())
@@ -273,8 +286,11 @@ class ChipsMachine(RuleBasedStateMachine):
             self.count("top-up granted")
 
     @precondition(lambda self: self.users)
-    @rule(u=st.integers(0, 50), kind=st.sampled_from(["drain", "drain", "overdraw", "gift", "again"]),
-          chips=st.integers(0, 3000))
+    @rule(
+        u=st.integers(0, 50),
+        kind=st.sampled_from(["drain", "drain", "overdraw", "gift", "again"]),
+        chips=st.integers(0, 3000),
+    )
     def moderator(self, u: int, kind: str, chips: int) -> None:
         """A moderator's adjustment: drain someone to ``chips`` (maybe below the top-up threshold), try to
         take more than they have (refused, nothing moves), give chips, or record the same correction again."""
@@ -286,8 +302,11 @@ class ChipsMachine(RuleBasedStateMachine):
             assert ledger.adjust(user_id, amount, "again", key=key) is None
             assert books() == before
         elif kind == "overdraw":
-            self.expect("chips", lambda: ledger.adjust(user.pk, -(self.chips[user.pk] + 1 + chips % 500),
-                                                       "too much", key=key), ledger.InsufficientChips)
+            self.expect(
+                "chips",
+                lambda: ledger.adjust(user.pk, -(self.chips[user.pk] + 1 + chips % 500), "too much", key=key),
+                ledger.InsufficientChips,
+            )
         elif kind == "drain" and self.chips[user.pk] > DRAIN_TO[chips % len(DRAIN_TO)]:
             amount = DRAIN_TO[chips % len(DRAIN_TO)] - self.chips[user.pk]
             assert ledger.adjust(user.pk, amount, "drain", key=key) is not None
@@ -301,8 +320,12 @@ class ChipsMachine(RuleBasedStateMachine):
     # -- tables ---------------------------------------------------------------------------
 
     @precondition(lambda self: self.users)
-    @rule(u=st.integers(0, 50), size=st.integers(3, 6), stake=st.sampled_from(STAKES),
-          kind=st.sampled_from(["public", "private", "private without bots"]))
+    @rule(
+        u=st.integers(0, 50),
+        size=st.integers(3, 6),
+        stake=st.sampled_from(STAKES),
+        kind=st.sampled_from(["public", "private", "private without bots"]),
+    )
     def create_table(self, u: int, size: int, stake: int, kind: str) -> None:
         user = self.user(u)
         public = kind == "public"
@@ -316,27 +339,41 @@ class ChipsMachine(RuleBasedStateMachine):
             return
         assert (table.code is None) == public
         self.chips[user.pk] -= stake
-        self.tables.append(TableModel(table.pk, size, stake, public, False, user.pk, table.code,
-                                      bots_allowed or public, people={user.pk: False}))
+        self.tables.append(
+            TableModel(
+                table.pk,
+                size,
+                stake,
+                public,
+                False,
+                user.pk,
+                table.code,
+                bots_allowed or public,
+                people={user.pk: False},
+            )
+        )
 
     @precondition(lambda self: self.users)
     @rule(u=st.integers(0, 50), size=st.integers(3, 4), stake=st.sampled_from(STAKES))
     def quick_play(self, u: int, size: int, stake: int) -> None:
         user = self.user(u)
-        mine = {t.pk for t in self.tables
-                if t.status in (WAITING, PLAYING) and t.people.get(user.pk) is False}
+        mine = {t.pk for t in self.tables if t.status in (WAITING, PLAYING) and t.people.get(user.pk) is False}
         if mine:
             before = books()
             assert actions.do_quick_play(user, size, stake).pk in mine, "not sent back to their own table"
             assert books() == before
             return
         # A seat at the oldest waiting quick table of that size and stake, or a new table.
-        joined = self.expect("chips" if self.chips[user.pk] < stake else None,
-                             lambda: actions.do_quick_play(user, size, stake))
+        joined = self.expect(
+            "chips" if self.chips[user.pk] < stake else None, lambda: actions.do_quick_play(user, size, stake)
+        )
         if joined is None:
             return
-        waiting = [t for t in self.tables if t.status == WAITING and t.public and t.quick and t.size == size
-                   and t.stake == stake]
+        waiting = [
+            t
+            for t in self.tables
+            if t.status == WAITING and t.public and t.quick and t.size == size and t.stake == stake
+        ]
         self.chips[user.pk] -= stake
         if waiting:
             oldest = min(Table.objects.filter(pk__in=[t.pk for t in waiting]).values_list("created_at", flat=True))
@@ -348,16 +385,21 @@ class ChipsMachine(RuleBasedStateMachine):
             self.count("quick play joined a table")
         else:
             assert joined.pk not in {t.pk for t in self.tables} and joined.is_quick and joined.stake == stake
-            self.tables.append(TableModel(joined.pk, size, stake, True, True, user.pk, None, True,
-                                          people={user.pk: False}))
+            self.tables.append(
+                TableModel(joined.pk, size, stake, True, True, user.pk, None, True, people={user.pk: False})
+            )
 
     @precondition(lambda self: self.users and self.tables)
     @rule(u=st.integers(0, 50), t=st.integers(0, 50), code=st.sampled_from(["right", "none", "wrong", "other"]))
     def take_seat(self, u: int, t: int, code: str) -> None:
         model = self.table(t)
         user = self.user(u)
-        given_code = {"right": model.code, "none": None, "wrong": "AAAAA",
-                      "other": next((m.code for m in self.tables if m.code and m.pk != model.pk), None)}[code]
+        given_code = {
+            "right": model.code,
+            "none": None,
+            "wrong": "AAAAA",
+            "other": next((m.code for m in self.tables if m.code and m.pk != model.pk), None),
+        }[code]
         seated = user.pk in model.people
         is_host = model.host == user.pk
         matching = bool(given_code) and given_code == model.code
@@ -494,7 +536,7 @@ class ChipsMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(t.status == PLAYING and any(t.people.values()) for t in self.tables))
     @rule(t=st.integers(0, 50))
     def come_back(self, t: int) -> None:
-        """"Vuelvo": someone who left a started game takes the seat back from the bot."""
+        """ "Vuelvo": someone who left a started game takes the seat back from the bot."""
         model = self.table(t, PLAYING)
         back = [pk for pk, left in model.people.items() if left]
         if not back:
@@ -557,10 +599,15 @@ def test_the_books_balance_whatever_people_do(settings, monkeypatch):
     monkeypatch.setattr(importlib.import_module("games.engine.snapshot"), "schedule", short)
     monkeypatch.setattr(actions, "secrets", actions.secrets)  # the machine swaps it per example
     ChipsMachine.stats = {}
-    run_state_machine_as_test(ChipsMachine, settings=hypothesis_settings(
-        max_examples=40, stateful_step_count=30, deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-    ))
+    run_state_machine_as_test(
+        ChipsMachine,
+        settings=hypothesis_settings(
+            max_examples=40,
+            stateful_step_count=30,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+        ),
+    )
     stats = ChipsMachine.stats
     assert stats.get("staked game finished", 0) > 0, stats
     assert stats.get("table cancelled", 0) > 0, stats
@@ -577,10 +624,12 @@ def test_a_scripted_tour(settings, monkeypatch):
     settings.POCHA_BOT_DELAY = 0
     settings.POCHA_QUICK_WAIT = 0
     real_schedule = importlib.import_module("games.engine.schedule").schedule
-    monkeypatch.setattr(importlib.import_module("games.engine.state"), "schedule",
-                        lambda players: real_schedule(players)[:ROUNDS])
-    monkeypatch.setattr(importlib.import_module("games.engine.snapshot"), "schedule",
-                        lambda players: real_schedule(players)[:ROUNDS])
+    monkeypatch.setattr(
+        importlib.import_module("games.engine.state"), "schedule", lambda players: real_schedule(players)[:ROUNDS]
+    )
+    monkeypatch.setattr(
+        importlib.import_module("games.engine.snapshot"), "schedule", lambda players: real_schedule(players)[:ROUNDS]
+    )
     monkeypatch.setattr(actions, "secrets", actions.secrets)
     machine = ChipsMachine()
     machine.scripted = True
@@ -679,12 +728,30 @@ def test_a_scripted_tour(settings, monkeypatch):
     finally:
         machine.teardown()
     stats = machine.stats
-    for seen in ["refused unknown_table", "refused code_expired", "refused already_seated", "refused not_seated", "refused not_host",
-                 "refused need_players", "refused full", "refused not_waiting", "refused already_left",
-                 "refused not_playing", "refused chips", "refused chips (InsufficientChips)",
-                 "refused topup_claimed (LedgerError)", "refused topup_enough (LedgerError)", "top-up granted",
-                 "stood up before the start", "table cancelled", "left a started game", "bots filled seats",
-                 "quick play joined a table", "quick table filled", "staked game finished"]:
+    for seen in [
+        "refused unknown_table",
+        "refused code_expired",
+        "refused already_seated",
+        "refused not_seated",
+        "refused not_host",
+        "refused need_players",
+        "refused full",
+        "refused not_waiting",
+        "refused already_left",
+        "refused not_playing",
+        "refused chips",
+        "refused chips (InsufficientChips)",
+        "refused topup_claimed (LedgerError)",
+        "refused topup_enough (LedgerError)",
+        "top-up granted",
+        "stood up before the start",
+        "table cancelled",
+        "left a started game",
+        "bots filled seats",
+        "quick play joined a table",
+        "quick table filled",
+        "staked game finished",
+    ]:
         assert stats.get(seen), f"the tour never reached {seen!r}: {stats}"
     assert any(k.startswith("tie between") for k in stats), stats
     assert stats["top-up granted"] == 2 and stats["table cancelled"] == 2, stats

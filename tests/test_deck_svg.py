@@ -40,8 +40,13 @@ USE = re.compile(r'<use href="([^"#]*)#([^"]+)"')
 
 
 def card_ctx(rank: int, suit: str) -> dict[str, object]:
-    return {"code": f"{rank}{suit}", "rank": rank, "suit": suit, "symbol": "?",
-            "name": f"{RANK_WORDS.get(rank, rank)} de {SUIT_WORDS[suit]}"}
+    return {
+        "code": f"{rank}{suit}",
+        "rank": rank,
+        "suit": suit,
+        "symbol": "?",
+        "name": f"{RANK_WORDS.get(rank, rank)} de {SUIT_WORDS[suit]}",
+    }
 
 
 def render(rank: int, suit: str) -> str:
@@ -143,7 +148,7 @@ def suit_colours() -> dict[str, tuple[str, str]]:
 
 
 def linear(hex_colour: str) -> list[float]:
-    channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
 
 

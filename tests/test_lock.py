@@ -34,7 +34,8 @@ def test_every_declared_dependency_is_pinned_inside_its_range():
         name = canonicalize_name(requirement.name)
         assert name in pinned, f"{requirement.name} is not in requirements.lock: run `make lock`"
         assert requirement.specifier.contains(pinned[name], prereleases=True), (
-            f"requirements.lock pins {name}=={pinned[name]}, outside {requirement}: run `make lock`")
+            f"requirements.lock pins {name}=={pinned[name]}, outside {requirement}: run `make lock`"
+        )
 
 
 def test_every_pin_carries_a_hash():

@@ -17,6 +17,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.test import Client
+from live.helpers import Tab, person
 
 from accounts import ledger
 from accounts.models import Account, Profile, Transaction
@@ -25,12 +26,16 @@ from games.engine import default_action
 from games.engine.snapshot import load
 from games.errors import ActionError
 from games.models import Round, Seat, Table
-from live.helpers import Tab, person
 
 REASON = "insultos en el chat de la mesa 7"
 SUSPENDED = f"Tu cuenta está suspendida: {REASON}"
-MODERATOR_PERMISSIONS = [("auth", "view_user"), ("accounts", "suspend_user"), ("accounts", "adjust_chips"),
-                         ("games", "view_table"), ("games", "cancel_table")]
+MODERATOR_PERMISSIONS = [
+    ("auth", "view_user"),
+    ("accounts", "suspend_user"),
+    ("accounts", "adjust_chips"),
+    ("games", "view_table"),
+    ("games", "cancel_table"),
+]
 
 
 # -- people and pages ----------------------------------------------------------------------
@@ -40,8 +45,9 @@ def staff(name: str, permissions: list[tuple[str, str]]) -> Any:
     user = person(name)
     user.is_staff = True
     user.save(update_fields=["is_staff"])
-    user.user_permissions.set([Permission.objects.get(content_type__app_label=app, codename=codename)
-                               for app, codename in permissions])
+    user.user_permissions.set(
+        [Permission.objects.get(content_type__app_label=app, codename=codename) for app, codename in permissions]
+    )
     return user
 
 
@@ -56,8 +62,10 @@ def admin_messages(response: Any) -> list[str]:
 
 
 def page_messages(response: Any) -> list[str]:
-    return [html.unescape(m).strip() for m in re.findall(r'<ul class="messages">\s*<li[^>]*>(.*?)</li>',
-                                                         response.content.decode(), re.S)]
+    return [
+        html.unescape(m).strip()
+        for m in re.findall(r'<ul class="messages">\s*<li[^>]*>(.*?)</li>', response.content.decode(), re.S)
+    ]
 
 
 def banner(response: Any) -> str | None:
@@ -66,8 +74,11 @@ def banner(response: Any) -> str | None:
 
 
 def log_lines(obj: Any) -> list[tuple[int, str]]:
-    return list(LogEntry.objects.filter(object_id=str(obj.pk), content_type__model=obj._meta.model_name)
-                .order_by("pk").values_list("user_id", "change_message"))
+    return list(
+        LogEntry.objects.filter(object_id=str(obj.pk), content_type__model=obj._meta.model_name)
+        .order_by("pk")
+        .values_list("user_id", "change_message")
+    )
 
 
 def running_table(host: Any, *, stake: int = 0, guests: tuple[Any, ...] = ()) -> Table:
@@ -114,11 +125,15 @@ def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lif
     form = admin.post("/admin/auth/user/", {"action": "suspend_users", "_selected_action": [player.pk], "index": 0})
     assert form.status_code == 200 and "Motivo" in form.content.decode() and "tahur" in form.content.decode()
     assert not Profile.objects.filter(user=player, suspended_at__isnull=False).exists()  # not until confirmed
-    empty = admin.post("/admin/auth/user/", {"action": "suspend_users", "_selected_action": [player.pk],
-                                             "confirm": "yes", "reason": "  "})
+    empty = admin.post(
+        "/admin/auth/user/",
+        {"action": "suspend_users", "_selected_action": [player.pk], "confirm": "yes", "reason": "  "},
+    )
     assert empty.status_code == 200 and "errorlist" in empty.content.decode()  # a reason is required
-    done = admin.post("/admin/auth/user/", {"action": "suspend_users", "_selected_action": [player.pk],
-                                            "confirm": "yes", "reason": REASON})
+    done = admin.post(
+        "/admin/auth/user/",
+        {"action": "suspend_users", "_selected_action": [player.pk], "confirm": "yes", "reason": REASON},
+    )
     assert done.status_code == 302, done.content.decode()[:2000]
     profile = Profile.objects.get(user=player)
     assert profile.suspended_at is not None and profile.suspended_reason == REASON
@@ -146,11 +161,13 @@ def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lif
     assert not Table.objects.filter(seats__user=player, status=Table.Status.WAITING).exists()
     assert banner(site.get("/")) == SUSPENDED  # on every page, while it lasts
     assert banner(browser(other).get("/")) is None
-    for attempt in (lambda: actions.do_create_table(player, 3),
-                    lambda: actions.do_quick_play(player, 3),
-                    lambda: actions.do_take_seat(waiting.pk, player),
-                    lambda: actions.do_back(running.pk, player),
-                    lambda: actions.do_action(running.pk, player, default_action(load(running.state)), running.seq)):
+    for attempt in (
+        lambda: actions.do_create_table(player, 3),
+        lambda: actions.do_quick_play(player, 3),
+        lambda: actions.do_take_seat(waiting.pk, player),
+        lambda: actions.do_back(running.pk, player),
+        lambda: actions.do_action(running.pk, player, default_action(load(running.state)), running.seq),
+    ):
         with pytest.raises(ActionError) as refused:
             attempt()
         assert refused.value.code == "suspended" and refused.value.message("es") == SUSPENDED
@@ -160,8 +177,9 @@ def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lif
     page = admin.get(f"/admin/auth/user/{player.pk}/change/").content.decode()
     assert "Levantar la suspensión" in page and REASON in page
     assert admin.get(f"/admin/auth/user/{player.pk}/levantar-suspension/").status_code == 200
-    lifted = admin.post(f"/admin/auth/user/{player.pk}/levantar-suspension/",
-                        {"confirm": "yes", "reason": "recurso aceptado"})
+    lifted = admin.post(
+        f"/admin/auth/user/{player.pk}/levantar-suspension/", {"confirm": "yes", "reason": "recurso aceptado"}
+    )
     assert lifted.status_code == 302 and lifted["Location"] == f"/admin/auth/user/{player.pk}/change/"
     profile.refresh_from_db()
     assert profile.suspended_at is None and profile.suspended_reason == ""
@@ -199,31 +217,48 @@ def test_an_adjustment_is_a_ledger_transaction_with_its_reason_and_a_log_line(mo
     admin = browser(moderator)
     page = admin.get(f"/admin/auth/user/{player.pk}/ajustar-fichas/")
     assert page.status_code == 200 and 'name="amount"' in page.content.decode()
-    for bad in ({"amount": "0", "reason": "nada"}, {"amount": "abc", "reason": "nada"},
-                {"amount": "10", "reason": ""}):
+    for bad in ({"amount": "0", "reason": "nada"}, {"amount": "abc", "reason": "nada"}, {"amount": "10", "reason": ""}):
         again = admin.post(f"/admin/auth/user/{player.pk}/ajustar-fichas/", {"confirm": "yes", **bad})
         assert again.status_code == 200 and "errorlist" in again.content.decode()
     assert not Transaction.objects.filter(kind="adjustment").exists()
 
-    done = admin.post(f"/admin/auth/user/{player.pk}/ajustar-fichas/",
-                      {"confirm": "yes", "amount": "250", "reason": "caída del servidor en la mesa 12"})
+    done = admin.post(
+        f"/admin/auth/user/{player.pk}/ajustar-fichas/",
+        {"confirm": "yes", "amount": "250", "reason": "caída del servidor en la mesa 12"},
+    )
     assert done.status_code == 302
     record = Transaction.objects.get(kind="adjustment")
     assert record.note == "caída del servidor en la mesa 12"
     assert sorted(record.entries.values_list("amount", flat=True)) == [-250, 250]
     assert ledger.balance(player.pk) == 5_250
-    (who, message), = log_lines(player)
+    ((who, message),) = log_lines(player)
     assert who == moderator.pk and "+250" in message and "caída del servidor en la mesa 12" in message
 
     # The same through the list's action; taking more than they have is refused and changes nothing.
     admin.post("/admin/auth/user/", {"action": "adjust_chips", "_selected_action": [player.pk], "index": 0})
-    too_much = admin.post("/admin/auth/user/", {"action": "adjust_chips", "_selected_action": [player.pk],
-                                                "confirm": "yes", "amount": "-6000", "reason": "fraude"})
+    too_much = admin.post(
+        "/admin/auth/user/",
+        {
+            "action": "adjust_chips",
+            "_selected_action": [player.pk],
+            "confirm": "yes",
+            "amount": "-6000",
+            "reason": "fraude",
+        },
+    )
     assert too_much.status_code == 302
     assert admin_messages(too_much) == ["compensada: compensada tiene 5250 fichas: no se le pueden quitar 6000."]
     assert ledger.balance(player.pk) == 5_250 and Transaction.objects.filter(kind="adjustment").count() == 1
-    taken = admin.post("/admin/auth/user/", {"action": "adjust_chips", "_selected_action": [player.pk],
-                                             "confirm": "yes", "amount": "-5250", "reason": "fraude"})
+    taken = admin.post(
+        "/admin/auth/user/",
+        {
+            "action": "adjust_chips",
+            "_selected_action": [player.pk],
+            "confirm": "yes",
+            "amount": "-5250",
+            "reason": "fraude",
+        },
+    )
     assert taken.status_code == 302 and ledger.balance(player.pk) == 0
     assert len(log_lines(player)) == 2 and ledger.audit() == []
     # The balance itself stays read-only.
@@ -257,15 +292,19 @@ def test_cancelling_a_running_staked_game_refunds_every_stake_once(moderator: An
     assert ledger.house_account().balance == house_before  # the bot's stake went back to the house
     assert Transaction.objects.filter(table=table, kind="refund").count() == 3
     assert ledger.audit() == []
-    (who, message), = log_lines(table)
+    ((who, message),) = log_lines(table)
     assert who == moderator.pk and message == "Partida cancelada: trampas con bots"
 
     # A second cancel (the list's action this time) is refused and moves nothing.
     before = (sorted(Account.objects.values_list("pk", "balance")), Transaction.objects.count(), table.seq)
-    again = admin.post("/admin/games/table/", {"action": "cancel_tables", "_selected_action": [table.pk],
-                                               "confirm": "yes", "reason": "otra vez"})
+    again = admin.post(
+        "/admin/games/table/",
+        {"action": "cancel_tables", "_selected_action": [table.pk], "confirm": "yes", "reason": "otra vez"},
+    )
     assert again.status_code == 302
-    assert admin_messages(again)[-1] == f"{Table.objects.get(pk=table.pk)}: Esta partida ya ha terminado o está cancelada."
+    assert (
+        admin_messages(again)[-1] == f"{Table.objects.get(pk=table.pk)}: Esta partida ya ha terminado o está cancelada."
+    )
     table.refresh_from_db()
     assert (sorted(Account.objects.values_list("pk", "balance")), Transaction.objects.count(), table.seq) == before
     assert len(log_lines(table)) == 1
@@ -286,11 +325,14 @@ def test_cancelling_a_running_staked_game_refunds_every_stake_once(moderator: An
 def test_a_waiting_table_can_be_cancelled_too(moderator: Any) -> None:
     host = person("espera")
     table = actions.do_create_table(host, 4, stake=100)
-    response = browser(moderator).post("/admin/games/table/", {"action": "cancel_tables",
-                                                               "_selected_action": [table.pk], "index": 0})
+    response = browser(moderator).post(
+        "/admin/games/table/", {"action": "cancel_tables", "_selected_action": [table.pk], "index": 0}
+    )
     assert response.status_code == 200 and "Motivo" in response.content.decode()
-    response = browser(moderator).post("/admin/games/table/", {"action": "cancel_tables", "_selected_action": [table.pk],
-                                                               "confirm": "yes", "reason": "mesa de prueba"})
+    response = browser(moderator).post(
+        "/admin/games/table/",
+        {"action": "cancel_tables", "_selected_action": [table.pk], "confirm": "yes", "reason": "mesa de prueba"},
+    )
     assert response.status_code == 302
     assert Table.objects.get(pk=table.pk).status == Table.Status.CANCELLED and ledger.balance(host.pk) == 5_000
 
@@ -308,27 +350,34 @@ def test_staff_without_the_permission_get_403_and_nothing_changes(moderator: Any
     admin = browser(onlooker)
 
     def state() -> Any:
-        return (sorted(Account.objects.values_list("pk", "balance")), Transaction.objects.count(),
-                sorted(Profile.objects.values_list("user_id", "suspended_reason")),
-                sorted(Table.objects.values_list("pk", "status", "seq")), LogEntry.objects.count())
+        return (
+            sorted(Account.objects.values_list("pk", "balance")),
+            Transaction.objects.count(),
+            sorted(Profile.objects.values_list("user_id", "suspended_reason")),
+            sorted(Table.objects.values_list("pk", "status", "seq")),
+            LogEntry.objects.count(),
+        )
 
     before = state()
-    for url, data in ((f"/admin/auth/user/{other.pk}/suspender/", {"reason": "x"}),
-                      (f"/admin/auth/user/{player.pk}/levantar-suspension/", {"reason": "x"}),
-                      (f"/admin/auth/user/{other.pk}/ajustar-fichas/", {"amount": "100", "reason": "x"}),
-                      (f"/admin/games/table/{table.pk}/cancelar/", {"reason": "x"})):
+    for url, data in (
+        (f"/admin/auth/user/{other.pk}/suspender/", {"reason": "x"}),
+        (f"/admin/auth/user/{player.pk}/levantar-suspension/", {"reason": "x"}),
+        (f"/admin/auth/user/{other.pk}/ajustar-fichas/", {"amount": "100", "reason": "x"}),
+        (f"/admin/games/table/{table.pk}/cancelar/", {"reason": "x"}),
+    ):
         assert admin.get(url).status_code == 403, url
         assert admin.post(url, {"confirm": "yes", **data}).status_code == 403, url
     # The list's actions are not offered to them, and posting one anyway does nothing.
     users_page = admin.get("/admin/auth/user/").content.decode()
     assert "suspend_users" not in users_page and "adjust_chips" not in users_page
     assert "cancel_tables" not in admin.get("/admin/games/table/").content.decode()
-    for url, action, pk in (("/admin/auth/user/", "suspend_users", other.pk),
-                            ("/admin/auth/user/", "lift_suspensions", player.pk),
-                            ("/admin/auth/user/", "adjust_chips", other.pk),
-                            ("/admin/games/table/", "cancel_tables", table.pk)):
-        admin.post(url, {"action": action, "_selected_action": [pk], "confirm": "yes", "reason": "x",
-                         "amount": "100"})
+    for url, action, pk in (
+        ("/admin/auth/user/", "suspend_users", other.pk),
+        ("/admin/auth/user/", "lift_suspensions", player.pk),
+        ("/admin/auth/user/", "adjust_chips", other.pk),
+        ("/admin/games/table/", "cancel_tables", table.pk),
+    ):
+        admin.post(url, {"action": action, "_selected_action": [pk], "confirm": "yes", "reason": "x", "amount": "100"})
     assert state() == before
     # A person's page shows them no moderation buttons.
     page = admin.get(f"/admin/auth/user/{player.pk}/change/").content.decode()
@@ -360,8 +409,14 @@ def test_game_rows_are_read_only_in_the_admin_and_speak_spanish(django_user_mode
     rounds = admin.get("/admin/games/round/").content.decode()
     assert f"Ronda 1 de la mesa {table.pk}" in rounds and "Round object" not in rounds
     assert str(table) == f"Mesa {table.pk} (3 jugadores, en juego)"
-    for url in ("/admin/games/bid/", "/admin/games/trick/", "/admin/games/play/", "/admin/accounts/account/",
-                "/admin/accounts/transaction/", "/admin/"):
+    for url in (
+        "/admin/games/bid/",
+        "/admin/games/trick/",
+        "/admin/games/play/",
+        "/admin/accounts/account/",
+        "/admin/accounts/transaction/",
+        "/admin/",
+    ):
         content = admin.get(url).content.decode()
         assert " object (" not in content, url
 
@@ -399,7 +454,8 @@ async def server_connections_closed() -> Any:
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_suspension_closes_the_players_sockets_and_refuses_new_ones(
-        fresh_channel_layer: None, server_connections_closed: None, settings: Any) -> None:
+    fresh_channel_layer: None, server_connections_closed: None, settings: Any
+) -> None:
     settings.POCHA_BOT_DELAY = 30  # nothing moves by itself while we look
     player, watcher = [await database_sync_to_async(person)(n) for n in ("suspendida", "mirona")]
     mod = await database_sync_to_async(staff)("moderador", MODERATOR_PERMISSIONS)
@@ -414,8 +470,11 @@ async def test_a_suspension_closes_the_players_sockets_and_refuses_new_ones(
         seen = len(tabs[0].frames)
 
         def suspend() -> int:
-            return browser(mod).post(f"/admin/auth/user/{player.pk}/suspender/",
-                                     {"confirm": "yes", "reason": REASON}).status_code
+            return (
+                browser(mod)
+                .post(f"/admin/auth/user/{player.pk}/suspender/", {"confirm": "yes", "reason": REASON})
+                .status_code
+            )
 
         assert await database_sync_to_async(suspend)() == 302
         await tabs[0].wait_for(lambda: tabs[0].closed is not None)
@@ -436,8 +495,9 @@ async def test_a_suspension_closes_the_players_sockets_and_refuses_new_ones(
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_cancelled_game_is_redrawn_on_every_seat(fresh_channel_layer: None, server_connections_closed: None,
-                                                         settings: Any) -> None:
+async def test_a_cancelled_game_is_redrawn_on_every_seat(
+    fresh_channel_layer: None, server_connections_closed: None, settings: Any
+) -> None:
     settings.POCHA_BOT_DELAY = 30
     host, guest = [await database_sync_to_async(person)(n) for n in ("primera", "segunda")]
     mod = await database_sync_to_async(staff)("moderador", MODERATOR_PERMISSIONS)
@@ -450,8 +510,11 @@ async def test_a_cancelled_game_is_redrawn_on_every_seat(fresh_channel_layer: No
         await asyncio.sleep(0.2)
 
         def cancel() -> int:
-            return browser(mod).post(f"/admin/games/table/{table.pk}/cancelar/",
-                                     {"confirm": "yes", "reason": "partida amañada"}).status_code
+            return (
+                browser(mod)
+                .post(f"/admin/games/table/{table.pk}/cancelar/", {"confirm": "yes", "reason": "partida amañada"})
+                .status_code
+            )
 
         assert await database_sync_to_async(cancel)() == 302
         for tab in tabs:

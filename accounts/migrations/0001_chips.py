@@ -6,81 +6,158 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('games', '0003_chips'),
+        ("games", "0003_chips"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Account',
+            name="Account",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('user', 'jugador'), ('house', 'la casa'), ('grants', 'regalos'), ('pot', 'bote')], max_length=8)),
-                ('balance', models.BigIntegerField(default=0)),
-                ('table', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='pot_account', to='games.table')),
-                ('user', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='chip_account', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("user", "jugador"), ("house", "la casa"), ("grants", "regalos"), ("pot", "bote")],
+                        max_length=8,
+                    ),
+                ),
+                ("balance", models.BigIntegerField(default=0)),
+                (
+                    "table",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="pot_account",
+                        to="games.table",
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="chip_account",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Profile',
+            name="Profile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('quick_size', models.PositiveSmallIntegerField(default=4)),
-                ('quick_stake', models.PositiveIntegerField(default=0)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='profile', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("quick_size", models.PositiveSmallIntegerField(default=4)),
+                ("quick_stake", models.PositiveIntegerField(default=0)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="profile", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Transaction',
+            name="Transaction",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('welcome', 'Regalo de bienvenida'), ('topup', 'Recarga diaria'), ('stake', 'Apuesta'), ('refund', 'Devolución'), ('payout', 'Bote'), ('adjustment', 'Ajuste')], max_length=12)),
-                ('key', models.CharField(max_length=80, unique=True)),
-                ('note', models.CharField(blank=True, default='', max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('table', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='chip_transactions', to='games.table')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("welcome", "Regalo de bienvenida"),
+                            ("topup", "Recarga diaria"),
+                            ("stake", "Apuesta"),
+                            ("refund", "Devolución"),
+                            ("payout", "Bote"),
+                            ("adjustment", "Ajuste"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("key", models.CharField(max_length=80, unique=True)),
+                ("note", models.CharField(blank=True, default="", max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "table",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="chip_transactions",
+                        to="games.table",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Entry',
+            name="Entry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('amount', models.BigIntegerField()),
-                ('balance_after', models.BigIntegerField()),
-                ('account', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='entries', to='accounts.account')),
-                ('transaction', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='entries', to='accounts.transaction')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("amount", models.BigIntegerField()),
+                ("balance_after", models.BigIntegerField()),
+                (
+                    "account",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="entries", to="accounts.account"
+                    ),
+                ),
+                (
+                    "transaction",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="entries", to="accounts.transaction"
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='account',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['house', 'grants']), ('balance__gte', 0), _connector='OR'), name='account_balance_not_negative'),
+            model_name="account",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["house", "grants"]), ("balance__gte", 0), _connector="OR"),
+                name="account_balance_not_negative",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='account',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'user'), ('table__isnull', True), ('user__isnull', False)), models.Q(('kind', 'pot'), ('table__isnull', False), ('user__isnull', True)), models.Q(('kind__in', ['house', 'grants']), ('table__isnull', True), ('user__isnull', True)), _connector='OR'), name='account_owner_matches_kind'),
+            model_name="account",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "user"), ("table__isnull", True), ("user__isnull", False)),
+                    models.Q(("kind", "pot"), ("table__isnull", False), ("user__isnull", True)),
+                    models.Q(("kind__in", ["house", "grants"]), ("table__isnull", True), ("user__isnull", True)),
+                    _connector="OR",
+                ),
+                name="account_owner_matches_kind",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='account',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind__in', ['house', 'grants'])), fields=('kind',), name='account_one_house_one_grants'),
+            model_name="account",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind__in", ["house", "grants"])),
+                fields=("kind",),
+                name="account_one_house_one_grants",
+            ),
         ),
         migrations.AddIndex(
-            model_name='transaction',
-            index=models.Index(fields=['table', 'kind'], name='txn_table_kind_idx'),
+            model_name="transaction",
+            index=models.Index(fields=["table", "kind"], name="txn_table_kind_idx"),
         ),
         migrations.AddIndex(
-            model_name='entry',
-            index=models.Index(fields=['account', '-id'], name='entry_account_idx'),
+            model_name="entry",
+            index=models.Index(fields=["account", "-id"], name="entry_account_idx"),
         ),
         migrations.AddConstraint(
-            model_name='entry',
-            constraint=models.CheckConstraint(condition=models.Q(('amount', 0), _negated=True), name='entry_amount_not_zero'),
+            model_name="entry",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount", 0), _negated=True), name="entry_amount_not_zero"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='entry',
-            constraint=models.UniqueConstraint(fields=('transaction', 'account'), name='entry_one_per_account'),
+            model_name="entry",
+            constraint=models.UniqueConstraint(fields=("transaction", "account"), name="entry_one_per_account"),
         ),
     ]

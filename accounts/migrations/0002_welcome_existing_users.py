@@ -26,7 +26,6 @@ def welcome_existing(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("accounts", "0001_chips"),
         ("auth", "0012_alter_user_first_name_max_length"),

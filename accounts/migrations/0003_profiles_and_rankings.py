@@ -6,31 +6,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0002_welcome_existing_users'),
+        ("accounts", "0002_welcome_existing_users"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='profile',
-            name='closed_at',
+            model_name="profile",
+            name="closed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='profile',
-            name='suspended_at',
+            model_name="profile",
+            name="suspended_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='profile',
-            name='suspended_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="profile",
+            name="suspended_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='profile',
-            name='suspended_reason',
-            field=models.CharField(blank=True, default='', max_length=300),
+            model_name="profile",
+            name="suspended_reason",
+            field=models.CharField(blank=True, default="", max_length=300),
         ),
     ]

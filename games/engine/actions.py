@@ -9,7 +9,6 @@ Play(card=Card.parse('12b'))
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from .cards import Card, Suit
 
@@ -38,7 +37,7 @@ class Play:
         return f"play {self.card}"
 
 
-Action = Union[Bid, ChooseTrump, Play]
+Action = Bid | ChooseTrump | Play
 
 
 def parse_action(text: str) -> Action:

@@ -22,8 +22,9 @@ import math
 import random
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from .actions import Action
 from .levels import LEVEL_NAMES, decide, parse_level
@@ -82,8 +83,8 @@ class Side:
 @dataclass
 class GameResult:
     deal: int
-    seat: int | None              # the candidate's seat; None for the baseline
-    points: list[list[int]]       # by round, by seat
+    seat: int | None  # the candidate's seat; None for the baseline
+    points: list[list[int]]  # by round, by seat
     totals: list[int]
     winners: list[int]
     sides: dict[str, Side]
@@ -120,8 +121,7 @@ def play_one(players: int, deal_seed: int, seat_of_a: int | None, a: Player, b: 
             side.bids += 1
             side.exact += bid == result.tricks[seat]
     winners = game.winners() or []
-    return GameResult(deal_seed, seat_of_a, [list(r.points) for r in game.results], list(game.totals),
-                      winners, sides)
+    return GameResult(deal_seed, seat_of_a, [list(r.points) for r in game.results], list(game.totals), winners, sides)
 
 
 def _job(args: tuple[int, int, int | None, str, str]) -> GameResult:
@@ -163,7 +163,7 @@ def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
     else:
         results = [_job(w) for w in work]
     baseline = {r.deal: r for r in results if r.seat is None}
-    per_game: list[float] = []       # candidate minus baseline, per hand, one value per game
+    per_game: list[float] = []  # candidate minus baseline, per hand, one value per game
     hands: list[float] = []
     a_wins = b_wins = 0.0
     a_side, b_side = Side(), Side()
@@ -187,15 +187,26 @@ def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
     games = len(per_game)
     mean, half = _interval(per_game)
     return {
-        "a": spec_a, "b": spec_b, "players": players, "deals": deals, "games": games, "hands": len(hands),
-        "diff_per_hand": mean, "ci95": half,
-        "win_rate_a": a_wins / games, "win_rate_b_same_seat": b_wins / games,
-        "exact_a": a_side.exact / max(1, a_side.bids), "exact_b": b_side.exact / max(1, b_side.bids),
-        "bids_a": a_side.bids, "bids_b": b_side.bids,
-        "time_a": (_percentile(a_side.times, .5), _percentile(a_side.times, .95), max(a_side.times, default=0.0)),
-        "time_b": (_percentile(b_side.times, .5), _percentile(b_side.times, .95), max(b_side.times, default=0.0)),
-        "decisions_a": len(a_side.times), "decisions_b": len(b_side.times),
-        "illegal_a": a_side.illegal, "illegal_b": b_side.illegal,
+        "a": spec_a,
+        "b": spec_b,
+        "players": players,
+        "deals": deals,
+        "games": games,
+        "hands": len(hands),
+        "diff_per_hand": mean,
+        "ci95": half,
+        "win_rate_a": a_wins / games,
+        "win_rate_b_same_seat": b_wins / games,
+        "exact_a": a_side.exact / max(1, a_side.bids),
+        "exact_b": b_side.exact / max(1, b_side.bids),
+        "bids_a": a_side.bids,
+        "bids_b": b_side.bids,
+        "time_a": (_percentile(a_side.times, 0.5), _percentile(a_side.times, 0.95), max(a_side.times, default=0.0)),
+        "time_b": (_percentile(b_side.times, 0.5), _percentile(b_side.times, 0.95), max(b_side.times, default=0.0)),
+        "decisions_a": len(a_side.times),
+        "decisions_b": len(b_side.times),
+        "illegal_a": a_side.illegal,
+        "illegal_b": b_side.illegal,
     }
 
 
@@ -214,13 +225,21 @@ def cmd_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
     def ms(t: tuple[float, float, float]) -> str:
         return f"p50 {1000 * t[0]:.1f} ms, p95 {1000 * t[1]:.1f} ms, max {1000 * t[2]:.1f} ms"
 
-    print(f"arena: A = {spec_a}, B = {spec_b}; {players} players, {deals} deals (seed {seed}), "
-          f"{r['games']} games with A rotated through every seat + {deals} baseline games of B; {elapsed:.0f} s")
-    print(f"score difference per hand (A − B in the same seat, same cards): {r['diff_per_hand']:+.2f} "
-          f"± {r['ci95']:.2f} (95 % interval over {r['games']} games, {r['hands']} hands)")
-    print(f"full-game win rate: A {100 * r['win_rate_a']:.1f} %, B in the same seats {100 * r['win_rate_b_same_seat']:.1f} %")
-    print(f"exact-bid rate: A {100 * r['exact_a']:.1f} % ({r['bids_a']} bids), B {100 * r['exact_b']:.1f} % "
-          f"({r['bids_b']} bids)")
+    print(
+        f"arena: A = {spec_a}, B = {spec_b}; {players} players, {deals} deals (seed {seed}), "
+        f"{r['games']} games with A rotated through every seat + {deals} baseline games of B; {elapsed:.0f} s"
+    )
+    print(
+        f"score difference per hand (A − B in the same seat, same cards): {r['diff_per_hand']:+.2f} "
+        f"± {r['ci95']:.2f} (95 % interval over {r['games']} games, {r['hands']} hands)"
+    )
+    print(
+        f"full-game win rate: A {100 * r['win_rate_a']:.1f} %, B in the same seats {100 * r['win_rate_b_same_seat']:.1f} %"
+    )
+    print(
+        f"exact-bid rate: A {100 * r['exact_a']:.1f} % ({r['bids_a']} bids), B {100 * r['exact_b']:.1f} % "
+        f"({r['bids_b']} bids)"
+    )
     print(f"decision time A: {ms(r['time_a'])} ({r['decisions_a']} decisions)")
     print(f"decision time B: {ms(r['time_b'])} ({r['decisions_b']} decisions)")
     print(f"illegal actions: A {r['illegal_a']}, B {r['illegal_b']}")

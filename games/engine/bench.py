@@ -23,9 +23,10 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .bot import play_game
 from .record import export_record, replay_line
@@ -110,7 +111,7 @@ def altered(record: Record, rng: random.Random) -> Record:
     elif what == 3 and isinstance(bids, list) and bids:
         bids[rng.randrange(len(bids))] = rng.randrange(10)
     elif what == 4 and isinstance(plays, list) and plays:
-        del plays[rng.randrange(len(plays)):]
+        del plays[rng.randrange(len(plays)) :]
     elif isinstance(hands, list):
         held = [hand for hand in hands if isinstance(hand, list) and hand]
         if len(held) >= 2:
@@ -122,8 +123,11 @@ def _plays(record: Any) -> int:
     """Cards played in ``record`` (what plays/s counts)."""
     if not isinstance(record, dict) or not isinstance(record.get("rounds"), list):
         return 0
-    return sum(len(entry["plays"]) for entry in record["rounds"]
-               if isinstance(entry, dict) and isinstance(entry.get("plays"), list))
+    return sum(
+        len(entry["plays"])
+        for entry in record["rounds"]
+        if isinstance(entry, dict) and isinstance(entry.get("plays"), list)
+    )
 
 
 def _time_once(replay: Callable[[Any], object], records: Sequence[Any]) -> float:
@@ -151,8 +155,10 @@ def self_play(games: int, seed: int) -> list[Record]:
     elapsed = time.perf_counter() - started
     print(f"selfplay: {len(records)} games ({games} at each of {'/'.join(map(str, SEATS))} seats) in {elapsed:.3f} s")
     if records:
-        print(f"selfplay: {len(records) / elapsed:.1f} games/s, {decisions} decisions, "
-              f"{1000 * elapsed / max(1, decisions):.4f} ms/decision (default player and engine)")
+        print(
+            f"selfplay: {len(records) / elapsed:.1f} games/s, {decisions} decisions, "
+            f"{1000 * elapsed / max(1, decisions):.4f} ms/decision (default player and engine)"
+        )
     return records
 
 
@@ -175,11 +181,13 @@ def check(records: Sequence[Any], reference_line: Callable[[Any], Line], seed: i
                 at = next((i for i, (x, y) in enumerate(zip(ours, other)) if x != y), min(len(ours), len(other)))
                 start = max(0, at - 80)
                 print(f"DIFFER record {number}, from character {at}:")
-                print(f"  engine:    ...{ours[start:at + 80]}")
-                print(f"  reference: ...{other[start:at + 80]}")
-    print(f"check: engine and reference agree on {len(checked) - differ} of {len(checked)} records "
-          f"({len(records)} as recorded, {len(checked) - len(records)} altered; {rejected} rejected; "
-          f"a rejection must name the same round, kind and index)")
+                print(f"  engine:    ...{ours[start : at + 80]}")
+                print(f"  reference: ...{other[start : at + 80]}")
+    print(
+        f"check: engine and reference agree on {len(checked) - differ} of {len(checked)} records "
+        f"({len(records)} as recorded, {len(checked) - len(records)} altered; {rejected} rejected; "
+        f"a rejection must name the same round, kind and index)"
+    )
     if differ:
         print(f"check: FAILED, {differ} records differ")
     return differ
@@ -191,8 +199,10 @@ def run_bench(games: int, seed: int) -> int:
     samples = sample_records()
     records += samples
     plays = sum(_plays(r) for r in records)
-    print(f"records: {len(records)} ({len(records) - len(samples)} self-play, {len(samples)} samples "
-          f"from {SAMPLES_DIR}), {plays} plays")
+    print(
+        f"records: {len(records)} ({len(records) - len(samples)} self-play, {len(samples)} samples "
+        f"from {SAMPLES_DIR}), {plays} plays"
+    )
     if not records:
         print("bench: nothing to replay")
         return 0
@@ -211,17 +221,21 @@ def run_bench(games: int, seed: int) -> int:
     times: dict[str, list[float]] = {name: [] for name, _ in timed}
     for repeat in range(REPEATS):
         # interleaved, in alternating order, so drift in machine speed hits both alike
-        for name, replay in (timed if repeat % 2 == 0 else timed[::-1]):
+        for name, replay in timed if repeat % 2 == 0 else timed[::-1]:
             times[name].append(_time_once(replay, records))
     print(f"replay: {len(records)} records, best and median of {REPEATS} interleaved runs")
     for name, _ in timed:
         best, median = min(times[name]), statistics.median(times[name])
-        print(f"  {name:<10} {len(records) / best:9.1f} records/s  {plays / best:10.0f} plays/s"
-              f"  (median {len(records) / median:.1f} records/s)")
+        print(
+            f"  {name:<10} {len(records) / best:9.1f} records/s  {plays / best:10.0f} plays/s"
+            f"  (median {len(records) / median:.1f} records/s)"
+        )
     if "reference" in times:
         best_ratio = min(times["reference"]) / min(times["engine"])
         median_ratio = statistics.median(times["reference"]) / statistics.median(times["engine"])
         print(f"ratio engine/reference: {best_ratio:.2f}x (best), {median_ratio:.2f}x (median)")
-        print(f"  (the engine's replay speed over that of {REFERENCE_PATH.name}, a plain, independent reading "
-              f"of the rules; above 1 the engine is faster, below 1 slower)")
+        print(
+            f"  (the engine's replay speed over that of {REFERENCE_PATH.name}, a plain, independent reading "
+            f"of the rules; above 1 the engine is faster, below 1 slower)"
+        )
     return status

@@ -7,7 +7,7 @@ its bid exactly — taking tricks while it needs them and shedding winners once 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .cards import SUITS, Card, Suit
@@ -28,7 +28,7 @@ def hand_value(hand: Sequence[Card], trump: Suit | None, players: int) -> float:
     by_suit: dict[Suit, list[Card]] = {s: [] for s in SUITS}
     for card in hand:
         by_suit[card.suit].append(card)
-    crowd = 1.0 - 0.06 * (players - 3)       # more players, fewer tricks for each side card
+    crowd = 1.0 - 0.06 * (players - 3)  # more players, fewer tricks for each side card
     length_penalty = max(0.4, 1.0 - 0.06 * (len(hand) - 1))
     total = 0.0
     for suit, cards in by_suit.items():
@@ -52,8 +52,10 @@ def hand_value(hand: Sequence[Card], trump: Suit | None, players: int) -> float:
 
 def best_suit(hand: Sequence[Card], players: int) -> Suit:
     """The suit that makes this hand strongest as trump (ties: more cards, then suit order)."""
+
     def score(suit: Suit) -> tuple[float, int, int]:
         return (hand_value(hand, suit, players), sum(1 for c in hand if c.suit is suit), -SUITS.index(suit))
+
     return max(SUITS, key=score)
 
 

@@ -15,8 +15,9 @@ True
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import ClassVar, Iterable, Mapping
+from typing import ClassVar
 
 RANKS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
 #: Strongest first, within any suit.
@@ -72,10 +73,16 @@ class Suit(str, enum.Enum):
 SUITS: tuple[Suit, ...] = (Suit.OROS, Suit.COPAS, Suit.ESPADAS, Suit.BASTOS)
 _SUIT_BY_LETTER: dict[str, Suit] = {s.value: s for s in SUITS}
 _SUIT_NAMES_ES: dict[Suit, str] = {
-    Suit.OROS: "oros", Suit.COPAS: "copas", Suit.ESPADAS: "espadas", Suit.BASTOS: "bastos",
+    Suit.OROS: "oros",
+    Suit.COPAS: "copas",
+    Suit.ESPADAS: "espadas",
+    Suit.BASTOS: "bastos",
 }
 _SUIT_NAMES_EN: dict[Suit, str] = {
-    Suit.OROS: "coins", Suit.COPAS: "cups", Suit.ESPADAS: "swords", Suit.BASTOS: "clubs",
+    Suit.OROS: "coins",
+    Suit.COPAS: "cups",
+    Suit.ESPADAS: "swords",
+    Suit.BASTOS: "clubs",
 }
 
 

@@ -15,7 +15,8 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .record import export_record, replay_line
 

@@ -60,9 +60,11 @@ class Sampler:
         self.stock = len(self.unseen) - sum(self.need.values())
         if self.stock < 0:
             raise ValueError("the view holds fewer unseen cards than the other hands")
+
         # the most constrained cards first
         def eligible(c: int) -> int:
             return sum(1 for s in self.others if c < self.limit[s][c >> 4]) + (self.stock > 0)
+
         self.unseen.sort(key=eligible)
 
     def _read_play(self) -> None:
@@ -71,7 +73,7 @@ class Sampler:
         size = len(view.order)
         plays = view.played
         for start in range(0, len(plays), size):
-            trick = plays[start:start + size]
+            trick = plays[start : start + size]
             led = CODE[trick[0].card] >> 4
             best = CODE[trick[0].card]
             for p in trick[1:]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .actions import Action
 from .state import GameState, Phase
@@ -42,8 +43,14 @@ def at_least_normal(level: str) -> str:
     return DIFICIL if level == DIFICIL else NORMAL
 
 
-def decide(view: SeatView, level: str, *, rng: random.Random | None = None,
-           budget_ms: float | None = None, worlds: int | None = None) -> Action:
+def decide(
+    view: SeatView,
+    level: str,
+    *,
+    rng: random.Random | None = None,
+    budget_ms: float | None = None,
+    worlds: int | None = None,
+) -> Action:
     """The bot of ``level``'s decision for ``view`` (it must be the view's seat's turn).
 
     ``budget_ms``: the target thinking time (default the level's); the search stops at its
@@ -63,8 +70,14 @@ def decide(view: SeatView, level: str, *, rng: random.Random | None = None,
     return strategy(view, rng or random.Random(), target / 1000.0, deadline, worlds)
 
 
-def bot_action(game: GameState, level: str, *, rng: random.Random | None = None,
-               budget_ms: float | None = None, worlds: int | None = None) -> Action:
+def bot_action(
+    game: GameState,
+    level: str,
+    *,
+    rng: random.Random | None = None,
+    budget_ms: float | None = None,
+    worlds: int | None = None,
+) -> Action:
     """``decide`` for the seat to move in ``game``, given only that seat's view."""
     if game.turn is None:
         raise ValueError(f"nobody decides anything in phase {game.phase}")
@@ -77,8 +90,9 @@ def _facil(view: SeatView, rng: random.Random, target: float, deadline: float, w
     return view_action(view)
 
 
-def _search(view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None,
-            **options: Any) -> Action:
+def _search(
+    view: SeatView, rng: random.Random, target: float, deadline: float, worlds: int | None, **options: Any
+) -> Action:
     from .search import search_action
 
     if worlds is not None:
@@ -102,5 +116,7 @@ def _dificil(view: SeatView, rng: random.Random, target: float, deadline: float,
 
 
 _STRATEGIES: dict[str, Callable[[SeatView, random.Random, float, float, int | None], Action]] = {
-    FACIL: _facil, NORMAL: _normal, DIFICIL: _dificil,
+    FACIL: _facil,
+    NORMAL: _normal,
+    DIFICIL: _dificil,
 }

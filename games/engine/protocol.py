@@ -30,7 +30,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any, Sequence
+from collections.abc import Sequence
+from typing import IO, Any
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .cards import SUITS, Card, Suit, deck_for, sort_hand
@@ -42,8 +43,22 @@ from .view import SeatView
 
 FORMAT = "pocha-view/1"
 
-_VIEW_KEYS = ("format", "players", "seat", "scores", "round", "hand", "trump_card", "trump_suit", "multiplier",
-              "bids", "auction_winner", "tricks", "act", "legal")
+_VIEW_KEYS = (
+    "format",
+    "players",
+    "seat",
+    "scores",
+    "round",
+    "hand",
+    "trump_card",
+    "trump_suit",
+    "multiplier",
+    "bids",
+    "auction_winner",
+    "tricks",
+    "act",
+    "legal",
+)
 _ROUND_KEYS = ("number", "phase", "cards", "dealer", "resting")
 _TRICK_KEYS = ("leader", "cards", "winner")
 _ACTS: dict[Phase, str] = {Phase.BIDDING: "bid", Phase.CHOOSING_TRUMP: "trump", Phase.PLAYING: "play"}
@@ -63,7 +78,7 @@ def view_to_json(view: SeatView) -> dict[str, Any]:
     tricks: list[dict[str, Any]] = []
     size = len(view.order)
     for start in range(0, len(view.played), size):
-        plays = view.played[start:start + size]
+        plays = view.played[start : start + size]
         winner: int | None = None
         if len(plays) == size and view.trump_suit is not None:
             winner = plays[trick_winner([p.card for p in plays], view.trump_suit)].seat
@@ -73,8 +88,13 @@ def view_to_json(view: SeatView) -> dict[str, Any]:
         "players": view.players,
         "seat": seat,
         "scores": list(view.totals),
-        "round": {"number": view.number, "phase": view.round_phase.value, "cards": view.cards,
-                  "dealer": view.dealer, "resting": view.resting},
+        "round": {
+            "number": view.number,
+            "phase": view.round_phase.value,
+            "cards": view.cards,
+            "dealer": view.dealer,
+            "resting": view.resting,
+        },
         "hand": [str(c) for c in view.hand],
         "trump_card": str(view.trump_card) if view.trump_card is not None else None,
         "trump_suit": view.trump_suit.value if view.trump_suit is not None else None,
@@ -191,7 +211,7 @@ def view_from_json(doc: object) -> SeatView:
     scores = _list(view["scores"], "scores")
     if len(scores) != players:
         raise ValueError(f"scores must have {players} entries (one a seat), not {len(scores)}")
-    totals = tuple(_int(s, f"scores[{i}]", -10**9, 10**9) for i, s in enumerate(scores))
+    totals = tuple(_int(s, f"scores[{i}]", -(10**9), 10**9) for i, s in enumerate(scores))
 
     # the round
     rnd = _object(view["round"], "round", _ROUND_KEYS)
@@ -199,8 +219,9 @@ def view_from_json(doc: object) -> SeatView:
     number = _int(rnd["number"], "round.number", 1, len(specs))
     spec = specs[number - 1]
     if rnd["phase"] != spec.phase.value:
-        raise ValueError(f"round {number} of a {players}-player game is a {spec.phase.value} round, "
-                         f"not {_short(rnd['phase'])}")
+        raise ValueError(
+            f"round {number} of a {players}-player game is a {spec.phase.value} round, not {_short(rnd['phase'])}"
+        )
     cards = _int(rnd["cards"], "round.cards", 1, 8)
     if cards != spec.cards:
         raise ValueError(f"round {number} of a {players}-player game deals {spec.cards} cards, not {cards}")
@@ -258,8 +279,9 @@ def view_from_json(doc: object) -> SeatView:
             raise ValueError(f"bids[{i}] must be a [seat, amount] pair, not {_short(pair)}")
         who = _int(pair[0], f"bids[{i}] seat", 0, players - 1)
         if who != order[i]:
-            raise ValueError(f"bids[{i}] is by seat {who}, but seat {order[i]} bids {_ordinal(i)} "
-                             f"(the dealer is {dealer})")
+            raise ValueError(
+                f"bids[{i}] is by seat {who}, but seat {order[i]} bids {_ordinal(i)} (the dealer is {dealer})"
+            )
         amounts.append(_int(pair[1], f"bids[{i}] amount", 0, cards))
     complete = len(amounts) == len(order)
     if act == "bid" and complete:
@@ -270,8 +292,7 @@ def view_from_json(doc: object) -> SeatView:
         raise ValueError(f"the bids add up to {cards}, which the last bidder may not make them do")
     winner_expected = rules_auction_winner(order, amounts) if spec.is_auction and complete else None
     if not _is_null_or(view["auction_winner"], winner_expected):
-        raise ValueError(f"auction_winner must be {_json_text(winner_expected)}, "
-                         f"not {_short(view['auction_winner'])}")
+        raise ValueError(f"auction_winner must be {_json_text(winner_expected)}, not {_short(view['auction_winner'])}")
     if spec.is_auction:
         if act == "trump" and trump_suit is not None:
             raise ValueError("act is 'trump' but trump_suit is already chosen")
@@ -308,8 +329,9 @@ def view_from_json(doc: object) -> SeatView:
         if len(trick_cards) > size:
             raise ValueError(f"tricks[{t}] must hold at most {size} cards, not {len(trick_cards)}")
         start = order.index(leader)
-        plays = [TrickPlay(order[(start + i) % size], card(v, f"tricks[{t}].cards[{i}]"))
-                 for i, v in enumerate(trick_cards)]
+        plays = [
+            TrickPlay(order[(start + i) % size], card(v, f"tricks[{t}].cards[{i}]")) for i, v in enumerate(trick_cards)
+        ]
         played.extend(plays)
         assert trump_suit is not None  # act == "play"
         if len(plays) == size:
@@ -322,8 +344,7 @@ def view_from_json(doc: object) -> SeatView:
             if t != len(trick_list) - 1:
                 raise ValueError(f"tricks[{t}] is not complete, yet another trick follows it")
             if trick["winner"] is not None:
-                raise ValueError(f"tricks[{t}] is in progress: its winner must be null, "
-                                 f"not {_short(trick['winner'])}")
+                raise ValueError(f"tricks[{t}] is in progress: its winner must be null, not {_short(trick['winner'])}")
             current = plays
     if act == "play" and len(played) == size * cards:
         raise ValueError(f"all {cards} tricks are played: nobody is to act")
@@ -341,11 +362,14 @@ def view_from_json(doc: object) -> SeatView:
         receiver = order[-1]
         holder = next((p.seat for p in played if p.card is trump_card), None)
         if holder is not None and holder != receiver:
-            raise ValueError(f"the trump card {trump_card} was dealt last, to seat {receiver}, "
-                             f"yet seat {holder} played it")
+            raise ValueError(
+                f"the trump card {trump_card} was dealt last, to seat {receiver}, yet seat {holder} played it"
+            )
         if seat == receiver and holder is None and trump_card not in hand:
-            raise ValueError(f"the trump card {trump_card} was dealt last, to this seat ({seat}), "
-                             f"but it is neither in the hand nor played")
+            raise ValueError(
+                f"the trump card {trump_card} was dealt last, to this seat ({seat}), "
+                f"but it is neither in the hand nor played"
+            )
         if seat != receiver and trump_card in hand:
             raise ValueError(f"the trump card {trump_card} was dealt last, to seat {receiver}, not to this seat")
 
@@ -363,8 +387,7 @@ def view_from_json(doc: object) -> SeatView:
         raise ValueError(f"it is not seat {seat}'s turn: seat {to_move} is to {act}")
     held = cards - sum(1 for p in played if p.seat == seat)
     if len(hand) != held:
-        raise ValueError(f"seat {seat} must hold {held} cards ({cards} dealt, "
-                         f"{cards - held} played), not {len(hand)}")
+        raise ValueError(f"seat {seat} must hold {held} cards ({cards} dealt, {cards - held} played), not {len(hand)}")
 
     # the legal choices
     legal_list = _list(view["legal"], "legal")
@@ -513,7 +536,7 @@ def cmd_bot(level: str, budget_ms: float | None, seed: int | None) -> int:
 
 # -- hosting an outside bot ----------------------------------------------------------------------------
 
-_LINE_LIMIT = 1 << 20      # an answer longer than this is not an answer
+_LINE_LIMIT = 1 << 20  # an answer longer than this is not an answer
 _TOO_LONG = b"\x00too long"
 
 
@@ -527,8 +550,14 @@ class ProtocolBot:
     so answers never go out of step with views.  ``last_ms``: the last round trip, wall clock;
     ``last_reported_ms``: the thinking time the bot reported, if it did."""
 
-    def __init__(self, command: str | Sequence[str], *, timeout: float = 5.0, cwd: str | None = None,
-                 stderr: IO[bytes] | int | None = subprocess.DEVNULL) -> None:
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float = 5.0,
+        cwd: str | None = None,
+        stderr: IO[bytes] | int | None = subprocess.DEVNULL,
+    ) -> None:
         args = shlex.split(command) if isinstance(command, str) else list(command)
         if not args:
             raise ValueError("an empty command line")
@@ -536,11 +565,12 @@ class ProtocolBot:
         self.timeout = timeout
         self.last_ms: float | None = None
         self.last_reported_ms: float | None = None
-        self._owed = 0       # answers still to come for views already sent (late answers to skip)
+        self._owed = 0  # answers still to come for views already sent (late answers to skip)
         self._exited = False
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._proc: subprocess.Popen[bytes] = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd)
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd
+        )
         self._reader = threading.Thread(target=self._read, name=f"pocha-bot {args[0]}", daemon=True)
         self._reader.start()
 

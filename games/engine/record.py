@@ -148,8 +148,9 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         try:
             suit = Suit.parse(suit_raw)  # type: ignore[arg-type]
         except ValueError:
-            raise RecordError(number, "trump", 0,
-                              f"the auction winner must choose a suit (o, c, e, b), not {suit_raw!r}") from None
+            raise RecordError(
+                number, "trump", 0, f"the auction winner must choose a suit (o, c, e, b), not {suit_raw!r}"
+            ) from None
         game.apply(ChooseTrump(suit))
     elif suit_raw is not None and suit_raw != (game.trump_suit.value if game.trump_suit else None):
         raise RecordError(number, "trump", 0, f"trump is not chosen in a normal round (turned: {trump_card})")
@@ -169,8 +170,9 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         except PochaError as error:
             seat = game.turn  # the card was refused, so still the player's turn
             if error.rule == "not_in_hand" and seat is not None:
-                raise RecordError(number, "play", index,
-                                  f"{card} is not in {game.names[seat]}'s hand (seat {seat})") from None
+                raise RecordError(
+                    number, "play", index, f"{card} is not in {game.names[seat]}'s hand (seat {seat})"
+                ) from None
             raise RecordError(number, "play", index, error.en) from None
     if len(plays) > total:
         raise RecordError(number, "play", total, f"the round has only {total} plays")

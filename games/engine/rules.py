@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Sequence
+from functools import cache
 
 from .cards import Card, Suit, deck_for
 from .errors import IllegalDealError, IllegalPlayError
@@ -142,9 +142,7 @@ def may_play(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Sui
 def explain_illegal(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> IllegalPlayError | None:
     """Why ``card`` may not be played now (an error to raise or show), or None if it may."""
     if card not in hand:
-        return IllegalPlayError(
-            "not_in_hand", f"no tienes el {card.name_es} ({card})", f"{card} is not in your hand"
-        )
+        return IllegalPlayError("not_in_hand", f"no tienes el {card.name_es} ({card})", f"{card} is not in your hand")
     if may_play(card, hand, trick, trump):
         return None
     legal = legal_plays(hand, trick, trump)
@@ -212,18 +210,20 @@ def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> Deal
     return Deal(tuple(tuple(h) for h in hands), trump_card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _deck_indices(players: int) -> frozenset[int]:
     """The table's deck as card indices: small ints hash and compare faster than cards."""
     return frozenset(card.index for card in deck_for(players))
 
 
-def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Sequence[Card]],
-               trump_card: Card | None) -> None:
+def check_deal(
+    players: int, spec: RoundSpec, dealer: int, hands: Sequence[Sequence[Card]], trump_card: Card | None
+) -> None:
     """Raise IllegalDealError unless these hands and trump card can come from a deal of ``spec``."""
     if len(hands) != players:
-        raise IllegalDealError("hands", f"hacen falta {players} manos, hay {len(hands)}",
-                               f"expected {players} hands, got {len(hands)}")
+        raise IllegalDealError(
+            "hands", f"hacen falta {players} manos, hay {len(hands)}", f"expected {players} hands, got {len(hands)}"
+        )
     in_deck = _deck_indices(players)
     active = active_order(dealer, players)
     seen: set[int] = set()  # indices of the cards dealt so far
@@ -231,35 +231,51 @@ def check_deal(players: int, spec: RoundSpec, dealer: int, hands: Sequence[Seque
         want = spec.cards if seat in active else 0
         if len(hand) != want:
             raise IllegalDealError(
-                "hand_size", f"el asiento {seat} debe tener {want} cartas, tiene {len(hand)}",
-                f"seat {seat} must hold {want} cards, holds {len(hand)}")
+                "hand_size",
+                f"el asiento {seat} debe tener {want} cartas, tiene {len(hand)}",
+                f"seat {seat} must hold {want} cards, holds {len(hand)}",
+            )
         for card in hand:
             index = card.index
             if index not in in_deck:
-                raise IllegalDealError("not_in_deck", f"{card} no está en la baraja de {players}",
-                                       f"{card} is not in the {players}-player deck")
+                raise IllegalDealError(
+                    "not_in_deck",
+                    f"{card} no está en la baraja de {players}",
+                    f"{card} is not in the {players}-player deck",
+                )
             if index in seen:
                 raise IllegalDealError("duplicate", f"{card} está repartida dos veces", f"{card} is dealt twice")
             seen.add(index)
     if spec.is_auction:
         if trump_card is not None:
-            raise IllegalDealError("auction_trump_card", "en las subastas no se pinta triunfo",
-                                   "no trump card is turned in an auction round")
+            raise IllegalDealError(
+                "auction_trump_card",
+                "en las subastas no se pinta triunfo",
+                "no trump card is turned in an auction round",
+            )
         return
     if trump_card is None:
         raise IllegalDealError("no_trump_card", "falta la carta de triunfo", "the trump card is missing")
     if trump_card.index not in in_deck:
-        raise IllegalDealError("not_in_deck", f"{trump_card} no está en la baraja de {players}",
-                               f"{trump_card} is not in the {players}-player deck")
+        raise IllegalDealError(
+            "not_in_deck",
+            f"{trump_card} no está en la baraja de {players}",
+            f"{trump_card} is not in the {players}-player deck",
+        )
     if spec.trump_is_last_dealt:
         receiver = active[-1]
         if trump_card not in hands[receiver]:
             raise IllegalDealError(
-                "last_dealt", f"el triunfo ({trump_card}) debe ser la última carta repartida, del asiento {receiver}",
-                f"the trump card ({trump_card}) must be the last card dealt, in seat {receiver}'s hand")
+                "last_dealt",
+                f"el triunfo ({trump_card}) debe ser la última carta repartida, del asiento {receiver}",
+                f"the trump card ({trump_card}) must be the last card dealt, in seat {receiver}'s hand",
+            )
     elif trump_card.index in seen:
-        raise IllegalDealError("trump_in_hand", f"la carta de triunfo {trump_card} está en una mano",
-                               f"the turned trump card {trump_card} is in a hand")
+        raise IllegalDealError(
+            "trump_in_hand",
+            f"la carta de triunfo {trump_card} está en una mano",
+            f"the turned trump card {trump_card} is in a hand",
+        )
 
 
 def round_count(players: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
@@ -54,7 +54,7 @@ def check_players(players: int) -> None:
         raise ValueError(f"La Pocha is played by 3 to 6, not {players!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schedule(players: int) -> tuple[RoundSpec, ...]:
     """Every round of a game at a table of ``players`` seats, in order."""
     check_players(players)
@@ -75,7 +75,7 @@ def resting_seat(dealer: int, players: int) -> int | None:
     return dealer if players == 6 else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def active_order(dealer: int, players: int) -> tuple[int, ...]:
     """Seats holding cards, in dealing/bidding order: from the dealer's left round to the last."""
     order = tuple((dealer + i) % players for i in range(1, players + 1))

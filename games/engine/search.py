@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .bot import AUCTION_TRUMP_SHARE, BID_BIAS, SIDE_VALUE, TRUMP_VALUE
@@ -82,8 +82,11 @@ def best_trump(hand: Hand, players: int, cards: int) -> int:
 
 def heuristic_bid(hand: Hand, trump: int, players: int, cards: int, auction: bool, forbidden: int | None) -> int:
     if auction:
-        estimate = (AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, players, cards), players, cards)
-                    + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, players, cards) - BID_BIAS)
+        estimate = (
+            AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, players, cards), players, cards)
+            + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, players, cards)
+            - BID_BIAS
+        )
     else:
         estimate = hand_estimate(hand, trump, players, cards) - BID_BIAS
     if cards == 1:
@@ -128,8 +131,16 @@ def _follow(choices: list[int], need: int, best: int, trump: int, last: bool) ->
     return max(winners, key=lambda c: _weight(c, trump))
 
 
-def playout(hands: list[Hand], nxt: dict[int, int], leader: int, trick: Sequence[tuple[int, int]], trump: int,
-            won: list[int], bids: Sequence[int], size: int) -> None:
+def playout(
+    hands: list[Hand],
+    nxt: dict[int, int],
+    leader: int,
+    trick: Sequence[tuple[int, int]],
+    trump: int,
+    won: list[int],
+    bids: Sequence[int],
+    size: int,
+) -> None:
     """Every player follows the policy from here to the end of the round; adds the tricks to ``won``."""
     played = len(trick)
     led = best = best_seat = -1
@@ -168,8 +179,16 @@ def playout(hands: list[Hand], nxt: dict[int, int], leader: int, trick: Sequence
             seat = nxt[seat]
 
 
-def exact(hands: list[Hand], nxt: dict[int, int], seat: int, trick: list[tuple[int, int]], trump: int,
-          won: list[int], bids: Sequence[int], size: int) -> tuple[int, ...]:
+def exact(
+    hands: list[Hand],
+    nxt: dict[int, int],
+    seat: int,
+    trick: list[tuple[int, int]],
+    trump: int,
+    won: list[int],
+    bids: Sequence[int],
+    size: int,
+) -> tuple[int, ...]:
     """Max^n to the end of the round: the final tricks of each seat when each plays for its own points."""
     h = hands[seat]
     if not trick:
@@ -177,13 +196,13 @@ def exact(hands: list[Hand], nxt: dict[int, int], seat: int, trick: list[tuple[i
             return tuple(won)
         choices = h[0] + h[1] + h[2] + h[3]
     else:
-        best_seat, best = trick[0]
-        for s, c in trick[1:]:
+        best = trick[0][1]
+        for _s, c in trick[1:]:
             if beats(c, best, trump):
-                best_seat, best = s, c
+                best = c
         choices = list(legal(h, trick[0][1] >> 4, best, trump))
     best_result: tuple[int, ...] | None = None
-    best_value = -10**9
+    best_value = -(10**9)
     for c in choices:
         h[c >> 4].remove(c)
         trick.append((seat, c))
@@ -217,9 +236,19 @@ def exact(hands: list[Hand], nxt: dict[int, int], seat: int, trick: list[tuple[i
 class Search:
     """One decision's search state: the view, the worlds' sampler and the clock."""
 
-    def __init__(self, view: SeatView, rng: random.Random, target: float, deadline: float,
-                 min_worlds: int = 4, max_worlds: int = 400, *, read_bids: bool = True,
-                 read_play: bool = True, exact_cards: int | None = None) -> None:
+    def __init__(
+        self,
+        view: SeatView,
+        rng: random.Random,
+        target: float,
+        deadline: float,
+        min_worlds: int = 4,
+        max_worlds: int = 400,
+        *,
+        read_bids: bool = True,
+        read_play: bool = True,
+        exact_cards: int | None = None,
+    ) -> None:
         assert view.seat is not None
         self.view = view
         self.me = view.seat
@@ -265,13 +294,16 @@ class Search:
                 wins = (x & 15) >= 8 if x >> 4 == self.bid_trump else ((x & 15) >= 10 and view.players <= 4)
                 est = 1.0 if wins else 0.0
             elif self.auction:
-                est = (AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, view.players, view.cards),
-                                                           view.players, view.cards)
-                       + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, view.players, view.cards) - BID_BIAS)
+                est = (
+                    AUCTION_TRUMP_SHARE
+                    * hand_estimate(hand, best_trump(hand, view.players, view.cards), view.players, view.cards)
+                    + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, view.players, view.cards)
+                    - BID_BIAS
+                )
             else:
                 est = hand_estimate(hand, self.bid_trump, view.players, view.cards) - BID_BIAS
             misfit += (bid - est) ** 2
-        return world, math.exp(-misfit / (2 * BID_SIGMA ** 2))
+        return world, math.exp(-misfit / (2 * BID_SIGMA**2))
 
     def more(self) -> bool:
         if self.worlds >= self.max_worlds:
@@ -333,7 +365,7 @@ class Search:
         players = view.players
         order = view.order
         my_pos = order.index(self.me)
-        later = order[my_pos + 1:]
+        later = order[my_pos + 1 :]
         made = [view.bids[s] for s in order[:my_pos]]
         fixed_trump = CODE_SUIT[view.trump_suit.value] if view.trump_suit is not None else -1
         totals = [0.0] * len(options)
@@ -385,14 +417,32 @@ class Search:
         return max(range(4), key=lambda s: (totals[s], -s))
 
 
-def search_action(view: SeatView, rng: random.Random, target: float, deadline: float,
-                  min_worlds: int = 4, max_worlds: int = 400, *, read_bids: bool = True,
-                  read_play: bool = True, exact_cards: int | None = None) -> Action:
+def search_action(
+    view: SeatView,
+    rng: random.Random,
+    target: float,
+    deadline: float,
+    min_worlds: int = 4,
+    max_worlds: int = 400,
+    *,
+    read_bids: bool = True,
+    read_play: bool = True,
+    exact_cards: int | None = None,
+) -> Action:
     """The searching bot's decision; ``read_bids``: weigh worlds by the bids made (difícil);
     ``read_play``: draw worlds within what the play proves (voids, no higher card);
     ``exact_cards``: search exactly from this many cards a hand (default by table size; 0: never)."""
-    search = Search(view, rng, target, deadline, min_worlds, max_worlds, read_bids=read_bids,
-                    read_play=read_play, exact_cards=exact_cards)
+    search = Search(
+        view,
+        rng,
+        target,
+        deadline,
+        min_worlds,
+        max_worlds,
+        read_bids=read_bids,
+        read_play=read_play,
+        exact_cards=exact_cards,
+    )
     if view.phase is Phase.BIDDING:
         return Bid(search.bid())
     if view.phase is Phase.CHOOSING_TRUMP:

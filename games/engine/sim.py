@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .cards import ALL_CARDS, SUITS, Card, Suit, deck_for
 from .schedule import MAX_CARDS, RoundSpec, active_order
@@ -77,8 +77,15 @@ def legal(hand: Hand, led: int, best: int, trump: int) -> list[int]:
     return hand[0] + hand[1] + hand[2] + hand[3]
 
 
-def random_playout(hands: list[Hand], order: Sequence[int], leader: int, trick: Sequence[tuple[int, int]],
-                   trump: int, won: list[int], rand: Callable[[], float] = random.random) -> None:
+def random_playout(
+    hands: list[Hand],
+    order: Sequence[int],
+    leader: int,
+    trick: Sequence[tuple[int, int]],
+    trump: int,
+    won: list[int],
+    rand: Callable[[], float] = random.random,
+) -> None:
     """Play random legal cards from here to the end of the round; adds each trick to ``won``.
 
     ``trick``: the (seat, code) pairs already on the table (led by ``leader``); ``hands`` change."""
@@ -175,8 +182,8 @@ def deal_codes(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -
 def cmd_rollouts(players: int, cards: int, seconds: float, seed: int) -> int:
     """Random hands played to the end of the round per second: the fast path, and for comparison the
     checked engine (``GameState.copy`` and ``legal_cards`` / ``apply_unchecked``) on the same deals."""
-    from .schedule import RoundPhase
     from .actions import Play
+    from .schedule import RoundPhase
     from .state import GameState, Phase
 
     if not 1 <= cards <= MAX_CARDS or players * cards + 1 > len(deck_for(players)) + (cards == MAX_CARDS):
@@ -194,8 +201,7 @@ def cmd_rollouts(players: int, cards: int, seconds: float, seed: int) -> int:
         while True:
             for i, (hands, trump) in enumerate(deals):
                 won = [0] * players
-                random_playout(copy_hands(hands), order_of[i % players], order_of[i % players][0], (), trump,
-                               won, rand)
+                random_playout(copy_hands(hands), order_of[i % players], order_of[i % players][0], (), trump, won, rand)
                 done += 1
             elapsed = time.perf_counter() - started
             if elapsed >= budget:
@@ -230,8 +236,7 @@ def cmd_rollouts(players: int, cards: int, seconds: float, seed: int) -> int:
     n_fast, t_fast = fast(seconds)
     n_engine, t_engine = engine(seconds / 2)
     rate_fast, rate_engine = n_fast / t_fast, n_engine / t_engine
-    print(f"rollouts: random {players}-player {cards}-card hands, copied and played to the end of the round, "
-          f"one core")
+    print(f"rollouts: random {players}-player {cards}-card hands, copied and played to the end of the round, one core")
     print(f"rollouts: fast path (sim.py, int codes): {rate_fast:,.0f} hands/s ({n_fast} in {t_fast:.2f} s)")
     print(f"rollouts: GameState.copy + legal_cards:  {rate_engine:,.0f} hands/s ({n_engine} in {t_engine:.2f} s)")
     print(f"rollouts: fast path / GameState: {rate_fast / rate_engine:.2f}x")

@@ -16,9 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import Card, Suit
-from .schedule import active_order, schedule
+from .schedule import RoundPhase, active_order, schedule
 from .state import GameState, Phase, RoundLog, RoundResult, TrickPlay
-from .schedule import RoundPhase
 
 VERSION = 1
 
@@ -61,10 +60,14 @@ def dump(game: GameState) -> dict[str, Any]:
         "turn": game.turn,
         "results": [r.as_json() for r in game.results],
         "log": [
-            {"hands": [_cards(h) for h in r.hands],
-             "trump_card": None if r.trump_card is None else str(r.trump_card),
-             "bids": list(r.bids), "trump_suit": None if r.trump_suit is None else r.trump_suit.value,
-             "plays": _cards(r.plays), "seed": r.seed}
+            {
+                "hands": [_cards(h) for h in r.hands],
+                "trump_card": None if r.trump_card is None else str(r.trump_card),
+                "bids": list(r.bids),
+                "trump_suit": None if r.trump_suit is None else r.trump_suit.value,
+                "plays": _cards(r.plays),
+                "seed": r.seed,
+            }
             for r in game.log
         ],
     }
@@ -96,16 +99,28 @@ def load(data: dict[str, Any]) -> GameState:
     game.turn = data["turn"]
     game.results = [
         RoundResult(
-            number=r["number"], phase=RoundPhase(r["phase"]), cards=r["cards"], dealer=r["dealer"],
-            trump_suit=Suit.parse(r["trump_suit"]), multiplier=r["multiplier"],
-            auction_winner=r["auction_winner"], bids=tuple(r["bids"]), tricks=tuple(r["tricks"]),
+            number=r["number"],
+            phase=RoundPhase(r["phase"]),
+            cards=r["cards"],
+            dealer=r["dealer"],
+            trump_suit=Suit.parse(r["trump_suit"]),
+            multiplier=r["multiplier"],
+            auction_winner=r["auction_winner"],
+            bids=tuple(r["bids"]),
+            tricks=tuple(r["tricks"]),
             points=tuple(r["points"]),
         )
         for r in data["results"]
     ]
     game.log = [
-        RoundLog(tuple(tuple(_parse(h)) for h in r["hands"]), _opt_card(r["trump_card"]), list(r["bids"]),
-                 _opt_suit(r["trump_suit"]), _parse(r["plays"]), r.get("seed"))
+        RoundLog(
+            tuple(tuple(_parse(h)) for h in r["hands"]),
+            _opt_card(r["trump_card"]),
+            list(r["bids"]),
+            _opt_suit(r["trump_suit"]),
+            _parse(r["plays"]),
+            r.get("seed"),
+        )
         for r in data["log"]
     ]
     return game

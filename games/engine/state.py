@@ -13,25 +13,35 @@ from __future__ import annotations
 
 import enum
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .cards import ALL_CARDS, SUITS, Card, Suit, sort_hand
-from .errors import IllegalActionError, IllegalBidError, IllegalTrumpError, IllegalPlayError
+from .errors import IllegalActionError, IllegalBidError, IllegalPlayError, IllegalTrumpError
 from .rules import (
-    RESTING_POINTS, Deal, auction_winner, check_deal, deal, explain_illegal, forbidden_last_bid,
-    legal_plays, may_play, multiplier, points, trick_winner,
+    RESTING_POINTS,
+    Deal,
+    auction_winner,
+    check_deal,
+    deal,
+    explain_illegal,
+    forbidden_last_bid,
+    legal_plays,
+    may_play,
+    multiplier,
+    points,
+    trick_winner,
 )
 from .schedule import MAX_PLAYERS, RoundPhase, RoundSpec, active_order, check_players, dealer_of, schedule
 
 
 class Phase(str, enum.Enum):
-    DEALING = "dealing"            # before round 1 is dealt
+    DEALING = "dealing"  # before round 1 is dealt
     BIDDING = "bidding"
     CHOOSING_TRUMP = "choosing_trump"
     PLAYING = "playing"
-    ROUND_OVER = "round_over"      # scored; the next deal is due
+    ROUND_OVER = "round_over"  # scored; the next deal is due
     GAME_OVER = "game_over"
 
     def __str__(self) -> str:
@@ -58,9 +68,15 @@ class RoundResult:
 
     def as_json(self) -> dict[str, object]:
         return {
-            "number": self.number, "phase": self.phase.value, "cards": self.cards, "dealer": self.dealer,
-            "trump_suit": self.trump_suit.value, "multiplier": self.multiplier,
-            "auction_winner": self.auction_winner, "bids": list(self.bids), "tricks": list(self.tricks),
+            "number": self.number,
+            "phase": self.phase.value,
+            "cards": self.cards,
+            "dealer": self.dealer,
+            "trump_suit": self.trump_suit.value,
+            "multiplier": self.multiplier,
+            "auction_winner": self.auction_winner,
+            "bids": list(self.bids),
+            "tricks": list(self.tricks),
             "points": list(self.points),
         }
 
@@ -85,7 +101,8 @@ class TrickPlay:
 
 # Every (seat, card) a trick can hold, made once: immutable values, shared like the cards themselves.
 _TRICK_PLAYS: tuple[tuple[TrickPlay, ...], ...] = tuple(
-    tuple(TrickPlay(seat, card) for card in ALL_CARDS) for seat in range(MAX_PLAYERS))
+    tuple(TrickPlay(seat, card) for card in ALL_CARDS) for seat in range(MAX_PLAYERS)
+)
 
 
 class GameState:
@@ -149,9 +166,25 @@ class GameState:
 
     def copy(self) -> GameState:
         other = GameState.__new__(GameState)
-        for name in ("players", "names", "first_dealer", "seed", "schedule", "phase", "number", "spec",
-                     "dealer", "order", "trump_card", "trump_suit", "auction_winner", "last_trick",
-                     "last_trick_winner", "turn", "_next"):
+        for name in (
+            "players",
+            "names",
+            "first_dealer",
+            "seed",
+            "schedule",
+            "phase",
+            "number",
+            "spec",
+            "dealer",
+            "order",
+            "trump_card",
+            "trump_suit",
+            "auction_winner",
+            "last_trick",
+            "last_trick_winner",
+            "turn",
+            "_next",
+        ):
             setattr(other, name, getattr(self, name))
         other._rng = None
         if self._rng is not None:
@@ -164,8 +197,9 @@ class GameState:
         other.tricks = list(self.tricks)
         other.totals = list(self.totals)
         other.results = list(self.results)
-        other.log = [RoundLog(r.hands, r.trump_card, list(r.bids), r.trump_suit, list(r.plays), r.seed)
-                     for r in self.log]
+        other.log = [
+            RoundLog(r.hands, r.trump_card, list(r.bids), r.trump_suit, list(r.plays), r.seed) for r in self.log
+        ]
         return other
 
     # -- chance ------------------------------------------------------------------------
@@ -174,8 +208,9 @@ class GameState:
     def next_spec(self) -> RoundSpec | None:
         return self.schedule[self.number] if self.number < len(self.schedule) else None
 
-    def deal(self, hands: Sequence[Sequence[Card]] | None = None, trump_card: Card | None = None,
-             *, seed: int | None = None) -> Deal:
+    def deal(
+        self, hands: Sequence[Sequence[Card]] | None = None, trump_card: Card | None = None, *, seed: int | None = None
+    ) -> Deal:
         """Start the next round.  Without ``hands``, deal at random from ``seed`` (or the game's
         generator); with them, check that they are a possible deal (IllegalDealError)."""
         if self.phase not in (Phase.DEALING, Phase.ROUND_OVER):
@@ -299,8 +334,9 @@ class GameState:
             self._check_bid(action.amount)
         elif isinstance(action, ChooseTrump):
             if self.phase is not Phase.CHOOSING_TRUMP:
-                raise IllegalTrumpError("not_choosing_trump", "ahora no se elige triunfo",
-                                        "trump is not being chosen now")
+                raise IllegalTrumpError(
+                    "not_choosing_trump", "ahora no se elige triunfo", "trump is not being chosen now"
+                )
             if not isinstance(action.suit, Suit):
                 raise IllegalTrumpError("not_a_suit", "eso no es un palo", "that is not a suit")
         else:
@@ -319,14 +355,16 @@ class GameState:
             raise IllegalBidError("not_bidding", "ahora no se canta", "bids are not being made now")
         cards = self.spec.cards
         if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= cards:
-            raise IllegalBidError("bid_range", f"el pedido debe ser de 0 a {cards}",
-                                  f"the bid must be from 0 to {cards}")
+            raise IllegalBidError(
+                "bid_range", f"el pedido debe ser de 0 a {cards}", f"the bid must be from 0 to {cards}"
+            )
         # only the last bidder can be restricted
         if len(self.bids_made) == len(self.order) - 1 and amount == self.forbidden_bid():
             raise IllegalBidError(
                 "last_bidder",
                 f"eres el último en cantar: la suma de los pedidos no puede ser {cards}, no puedes pedir {amount}",
-                f"last bidder: the bids may not add up to {cards}, so you may not bid {amount}")
+                f"last bidder: the bids may not add up to {cards}, so you may not bid {amount}",
+            )
 
     def apply(self, action: Action, seat: int | None = None) -> None:
         """Check then apply ``action`` for ``seat`` (default: whoever is to move)."""
@@ -350,8 +388,7 @@ class GameState:
             hand = self.hands[seat]
             trick = self.trick
             # leading, or holding one card, anything held may be played
-            if card in hand and (not trick or len(hand) == 1
-                                 or may_play(card, hand, [p.card for p in trick], trump)):
+            if card in hand and (not trick or len(hand) == 1 or may_play(card, hand, [p.card for p in trick], trump)):
                 self._play(card)
                 return
         # refused: the full check says why
@@ -425,13 +462,20 @@ class GameState:
                 round_points.append(factor * points(bid, self.tricks[seat]))
         for seat, p in enumerate(round_points):
             self.totals[seat] += p
-        self.results.append(RoundResult(
-            number=spec.number, phase=spec.phase, cards=spec.cards, dealer=self.dealer,
-            trump_suit=self.trump_suit, multiplier=factor, auction_winner=self.auction_winner,
-            bids=tuple(self.bids),
-            tricks=tuple(None if seat == resting else t for seat, t in enumerate(self.tricks)),
-            points=tuple(round_points),
-        ))
+        self.results.append(
+            RoundResult(
+                number=spec.number,
+                phase=spec.phase,
+                cards=spec.cards,
+                dealer=self.dealer,
+                trump_suit=self.trump_suit,
+                multiplier=factor,
+                auction_winner=self.auction_winner,
+                bids=tuple(self.bids),
+                tricks=tuple(None if seat == resting else t for seat, t in enumerate(self.tricks)),
+                points=tuple(round_points),
+            )
+        )
         self.turn = None
         self.phase = Phase.GAME_OVER if spec.number == len(self.schedule) else Phase.ROUND_OVER
 

@@ -19,35 +19,35 @@ from .state import GameState, Phase, RoundResult, TrickPlay
 
 @dataclass(frozen=True, slots=True)
 class SeatView:
-    seat: int | None                 # None: a spectator
+    seat: int | None  # None: a spectator
     players: int
     names: tuple[str, ...]
     phase: Phase
-    number: int                      # round number from 1 (0 before the first deal)
-    rounds: int                      # rounds in the game
+    number: int  # round number from 1 (0 before the first deal)
+    rounds: int  # rounds in the game
     round_phase: RoundPhase | None
-    cards: int                       # cards per hand this round
+    cards: int  # cards per hand this round
     dealer: int
     resting: int | None
-    order: tuple[int, ...]           # seats holding cards, in bidding order
+    order: tuple[int, ...]  # seats holding cards, in bidding order
     turn: int | None
-    hand: tuple[Card, ...]           # own hand, in display order
-    hand_sizes: tuple[int, ...]      # how many cards each seat still holds
+    hand: tuple[Card, ...]  # own hand, in display order
+    hand_sizes: tuple[int, ...]  # how many cards each seat still holds
     trump_card: Card | None
     trump_suit: Suit | None
     multiplier: int | None
     bids: tuple[int | None, ...]
-    forbidden_bid: int | None        # the last bidder's forbidden number, while bidding
+    forbidden_bid: int | None  # the last bidder's forbidden number, while bidding
     auction_winner: int | None
     trick: tuple[TrickPlay, ...]
     last_trick: tuple[TrickPlay, ...]
     last_trick_winner: int | None
-    played: tuple[TrickPlay, ...]    # every card played this round, in order (public knowledge)
+    played: tuple[TrickPlay, ...]  # every card played this round, in order (public knowledge)
     tricks: tuple[int, ...]
     totals: tuple[int, ...]
     results: tuple[RoundResult, ...]
     winners: tuple[int, ...] | None
-    legal: tuple[Action, ...]        # own legal actions, empty unless it is this seat's turn
+    legal: tuple[Action, ...]  # own legal actions, empty unless it is this seat's turn
     reasons: dict[Card, IllegalPlayError]  # own cards that may not be played now, and why
 
     @property
@@ -133,7 +133,7 @@ def _round_plays(game: GameState) -> tuple[TrickPlay, ...]:
     size = len(order)
     leader = order[0]
     for start in range(0, len(plays), size):
-        cards = plays[start:start + size]
+        cards = plays[start : start + size]
         at = order.index(leader)
         seats = [order[(at + i) % size] for i in range(len(cards))]
         out.extend(_TRICK_PLAYS[seat][card.index] for seat, card in zip(seats, cards))

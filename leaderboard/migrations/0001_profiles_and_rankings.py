@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,23 +14,40 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='PeriodScore',
+            name="PeriodScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('period', models.CharField(choices=[('week', 'semana'), ('month', 'mes'), ('all', 'siempre')], max_length=5, verbose_name='periodo')),
-                ('start', models.DateField(verbose_name='desde')),
-                ('net', models.BigIntegerField(default=0, verbose_name='fichas netas')),
-                ('games', models.PositiveIntegerField(default=0, verbose_name='partidas')),
-                ('wins', models.PositiveIntegerField(default=0, verbose_name='victorias')),
-                ('reached_at', models.DateTimeField(verbose_name='alcanzado')),
-                ('best_position', models.PositiveIntegerField(blank=True, null=True, verbose_name='mejor puesto')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='period_scores', to=settings.AUTH_USER_MODEL, verbose_name='jugador')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "period",
+                    models.CharField(
+                        choices=[("week", "semana"), ("month", "mes"), ("all", "siempre")],
+                        max_length=5,
+                        verbose_name="periodo",
+                    ),
+                ),
+                ("start", models.DateField(verbose_name="desde")),
+                ("net", models.BigIntegerField(default=0, verbose_name="fichas netas")),
+                ("games", models.PositiveIntegerField(default=0, verbose_name="partidas")),
+                ("wins", models.PositiveIntegerField(default=0, verbose_name="victorias")),
+                ("reached_at", models.DateTimeField(verbose_name="alcanzado")),
+                ("best_position", models.PositiveIntegerField(blank=True, null=True, verbose_name="mejor puesto")),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="period_scores",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="jugador",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'puntuación de un periodo',
-                'verbose_name_plural': 'puntuaciones por periodo',
-                'indexes': [models.Index(fields=['period', 'start', '-net', 'reached_at'], name='score_ranking_idx')],
-                'constraints': [models.UniqueConstraint(fields=('user', 'period', 'start'), name='score_one_per_period')],
+                "verbose_name": "puntuación de un periodo",
+                "verbose_name_plural": "puntuaciones por periodo",
+                "indexes": [models.Index(fields=["period", "start", "-net", "reached_at"], name="score_ranking_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("user", "period", "start"), name="score_one_per_period")
+                ],
             },
         ),
     ]

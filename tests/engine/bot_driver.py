@@ -25,15 +25,16 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
 # -- the rules, read plainly from RULES.md -------------------------------------------------------------
 
-SUIT_LETTERS = ("o", "c", "e", "b")                    # oros, copas, espadas, bastos
+SUIT_LETTERS = ("o", "c", "e", "b")  # oros, copas, espadas, bastos
 RANKS = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
 # strongest first: 1 > 3 > 12 > 11 > 10 > 7 > 6 > 5 > 4 > 2
 STRONGEST_FIRST = (1, 3, 12, 11, 10, 7, 6, 5, 4, 2)
@@ -59,8 +60,7 @@ def table_deck(players: int) -> list[str]:
 
 def game_rounds(players: int) -> list[tuple[str, int]]:
     """(phase, cards) of every round: climb 1..8, one 8-card auction per player, descend 7..1."""
-    return ([("subida", n) for n in range(1, 9)] + [("subasta", 8)] * players
-            + [("bajada", n) for n in range(7, 0, -1)])
+    return [("subida", n) for n in range(1, 9)] + [("subasta", 8)] * players + [("bajada", n) for n in range(7, 0, -1)]
 
 
 def seats_in_play(dealer: int, players: int) -> list[int]:
@@ -123,7 +123,7 @@ def score(bid: int, won: int) -> int:
 
 # -- talking to a bot ----------------------------------------------------------------------------------
 
-ACTION_KEYS = {"bid": "bid", "trump": "trump", "play": "play"}   # act -> the answer's key
+ACTION_KEYS = {"bid": "bid", "trump": "trump", "play": "play"}  # act -> the answer's key
 
 
 @dataclass
@@ -134,9 +134,9 @@ class Answer:
     act: str
     seat: int
     legal_count: int
-    wall_ms: float                 # from writing the view to reading the answer
-    bot_ms: float | None           # the thinking time the bot reported
-    problem: str | None            # None: a legal, well-formed answer
+    wall_ms: float  # from writing the view to reading the answer
+    bot_ms: float | None  # the thinking time the bot reported
+    problem: str | None  # None: a legal, well-formed answer
     reply: Any
 
 
@@ -144,7 +144,7 @@ class Answer:
 class Report:
     command: list[str]
     answers: list[Answer] = field(default_factory=list)
-    garbage: list[tuple[str, Any]] = field(default_factory=list)   # (kind of bad line, the bot's reply)
+    garbage: list[tuple[str, Any]] = field(default_factory=list)  # (kind of bad line, the bot's reply)
     games: int = 0
     returncode: int | None = None
     stderr: str = ""
@@ -159,9 +159,16 @@ class Report:
 
     @property
     def garbage_not_refused(self) -> list[tuple[str, Any]]:
-        return [(kind, reply) for kind, reply in self.garbage
-                if not (isinstance(reply, dict) and set(reply) == {"error"} and isinstance(reply["error"], str)
-                        and reply["error"])]
+        return [
+            (kind, reply)
+            for kind, reply in self.garbage
+            if not (
+                isinstance(reply, dict)
+                and set(reply) == {"error"}
+                and isinstance(reply["error"], str)
+                and reply["error"]
+            )
+        ]
 
     @property
     def max_ms(self) -> float:
@@ -199,8 +206,9 @@ class BotProcess:
     def __init__(self, command: Sequence[str], timeout: float, cwd: Path = REPO) -> None:
         self.timeout = timeout
         self.stderr_file = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.stderr_file, cwd=str(cwd))
+        self.proc = subprocess.Popen(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr_file, cwd=str(cwd)
+        )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -225,7 +233,7 @@ class BotProcess:
         try:
             line = self.lines.get(timeout=self.timeout)
         except queue.Empty:
-            self.dead = True    # answers would go out of step: give up on this bot
+            self.dead = True  # answers would go out of step: give up on this bot
             return None, (time.perf_counter() - started) * 1000, f"no answer within {self.timeout} s"
         ms = (time.perf_counter() - started) * 1000
         if line is None:
@@ -284,7 +292,7 @@ def check_reply(reply: Any, view: dict[str, Any]) -> tuple[Any, str | None]:
 def _not_in_deck(view: dict[str, Any]) -> str:
     bad = copy.deepcopy(view)
     removed = REMOVED[view["players"]]
-    stranger = f"{removed[0]}o" if removed else "8o"      # at 5 and 6 every card is in the deck: not a card
+    stranger = f"{removed[0]}o" if removed else "8o"  # at 5 and 6 every card is in the deck: not a card
     if bad["hand"]:
         bad["hand"][0] = stranger
     else:
@@ -332,8 +340,9 @@ GARBAGE: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
 # -- whole games ---------------------------------------------------------------------------------------
 
 
-def bot_command(level: str, *, seed: int | None = None, budget_ms: float | None = None,
-                python: str = sys.executable) -> list[str]:
+def bot_command(
+    level: str, *, seed: int | None = None, budget_ms: float | None = None, python: str = sys.executable
+) -> list[str]:
     """The command line of the engine's own bot at ``level``."""
     command = [python, "-m", "games.engine", "bot", "--level", level]
     if seed is not None:
@@ -347,9 +356,18 @@ class _Enough(Exception):
     """The run has consulted the bot as often as it was asked to."""
 
 
-def drive(command: Sequence[str], *, players: int | Sequence[int] = 4, games: int = 1, seed: int = 1,
-          rounds: Sequence[int] | None = None, sample: float = 1.0, max_decisions: int | None = None,
-          garbage_every: int | None = None, timeout: float = 10.0) -> Report:
+def drive(
+    command: Sequence[str],
+    *,
+    players: int | Sequence[int] = 4,
+    games: int = 1,
+    seed: int = 1,
+    rounds: Sequence[int] | None = None,
+    sample: float = 1.0,
+    max_decisions: int | None = None,
+    garbage_every: int | None = None,
+    timeout: float = 10.0,
+) -> Report:
     """Play ``games`` random games at each table size in ``players`` with ``command``'s bot in every seat.
 
     ``rounds``: round numbers in which the bot is consulted (default all); ``sample``: the chance it is
@@ -369,8 +387,11 @@ def drive(command: Sequence[str], *, players: int | Sequence[int] = 4, games: in
 
         def decide(view: dict[str, Any], game: int) -> Any:
             nonlocal asked, garbage_turn
-            consult = (not bot.dead and (rounds is None or view["round"]["number"] in rounds)
-                       and (sample >= 1.0 or rng.random() < sample))
+            consult = (
+                not bot.dead
+                and (rounds is None or view["round"]["number"] in rounds)
+                and (sample >= 1.0 or rng.random() < sample)
+            )
             if not consult:
                 return rng.choice(view["legal"])
             if garbage_every and (asked + 1) % garbage_every == 0:
@@ -381,12 +402,24 @@ def drive(command: Sequence[str], *, players: int | Sequence[int] = 4, games: in
             reply, ms, trouble = bot.ask(json.dumps(view))
             choice, problem = (None, trouble) if trouble else check_reply(reply, view)
             bot_ms = reply.get("ms") if isinstance(reply, dict) and isinstance(reply.get("ms"), (int, float)) else None
-            report.answers.append(Answer(game, view["round"]["number"], view["players"], view["act"], view["seat"],
-                                         len(view["legal"]), ms, bot_ms, problem, reply))
+            report.answers.append(
+                Answer(
+                    game,
+                    view["round"]["number"],
+                    view["players"],
+                    view["act"],
+                    view["seat"],
+                    len(view["legal"]),
+                    ms,
+                    bot_ms,
+                    problem,
+                    reply,
+                )
+            )
             asked += 1
             if max_decisions is not None and asked >= max_decisions:
                 raise _Enough
-            return choice if problem is None else view["legal"][0]   # the default for a bad answer
+            return choice if problem is None else view["legal"][0]  # the default for a bad answer
 
         game_number = 0
         try:
@@ -413,15 +446,15 @@ def play_game(players: int, rng: random.Random, decide: Callable[[dict[str, Any]
         rng.shuffle(deck)
         hands: dict[int, list[str]] = {seat: [] for seat in seats}
         dealt = 0
-        for _ in range(cards):                      # one card at a time from the dealer's left
+        for _ in range(cards):  # one card at a time from the dealer's left
             for seat in seats:
                 hands[seat].append(deck[dealt])
                 dealt += 1
         trump_card: str | None = None
         if phase == "subida" and cards == 8:
-            trump_card = deck[dealt - 1]            # the last card dealt, kept by its receiver
+            trump_card = deck[dealt - 1]  # the last card dealt, kept by its receiver
         elif phase != "subasta":
-            trump_card = deck[dealt]                # turned up, nobody's
+            trump_card = deck[dealt]  # turned up, nobody's
         trump: str | None = suit_of(trump_card) if trump_card else None
         bids: list[list[int]] = []
         winner_of_auction: int | None = None
@@ -433,8 +466,13 @@ def play_game(players: int, rng: random.Random, decide: Callable[[dict[str, Any]
                 "players": players,
                 "seat": seat,
                 "scores": list(scores),
-                "round": {"number": number, "phase": phase, "cards": cards, "dealer": dealer,
-                          "resting": dealer if players == 6 else None},
+                "round": {
+                    "number": number,
+                    "phase": phase,
+                    "cards": cards,
+                    "dealer": dealer,
+                    "resting": dealer if players == 6 else None,
+                },
                 "hand": list(hands[seat]),
                 "trump_card": trump_card,
                 "trump_suit": trump,
@@ -452,7 +490,7 @@ def play_game(players: int, rng: random.Random, decide: Callable[[dict[str, Any]
         if phase == "subasta":
             best = 0
             for k in range(1, len(bids)):
-                if bids[k][1] > bids[best][1]:      # a tie stays with the earlier bidder
+                if bids[k][1] > bids[best][1]:  # a tie stays with the earlier bidder
                     best = k
             winner_of_auction = bids[best][0]
             trump = decide(view(winner_of_auction, "trump", list(SUIT_LETTERS)))
@@ -468,7 +506,7 @@ def play_game(players: int, rng: random.Random, decide: Callable[[dict[str, Any]
                 hands[seat].remove(card)
                 trick["cards"].append(card)
                 if k == 0:
-                    tricks.append(trick)            # a trick shows once its first card is down
+                    tricks.append(trick)  # a trick shows once its first card is down
             leader = seats[(start + taker(trick["cards"], trump)) % len(seats)]
             trick["winner"] = leader
             won[leader] += 1
@@ -478,7 +516,7 @@ def play_game(players: int, rng: random.Random, decide: Callable[[dict[str, Any]
                 bid = next(b for s, b in bids if s == seat)
                 scores[seat] += factor * score(bid, won[seat])
             else:
-                scores[seat] += 10                  # the resting dealer, never multiplied
+                scores[seat] += 10  # the resting dealer, never multiplied
     return scores
 
 
@@ -504,9 +542,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         command = bot_command(args.level, seed=args.seed, budget_ms=args.budget_ms)
     rounds = [int(n) for n in args.rounds.split(",")] if args.rounds else None
-    report = drive(command, players=args.players, games=args.games, seed=args.seed, rounds=rounds,
-                   sample=args.sample, max_decisions=args.max_decisions, garbage_every=args.garbage_every,
-                   timeout=args.timeout)
+    report = drive(
+        command,
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        rounds=rounds,
+        sample=args.sample,
+        max_decisions=args.max_decisions,
+        garbage_every=args.garbage_every,
+        timeout=args.timeout,
+    )
     print(report.summary())
     if report.stderr.strip():
         print("bot stderr:\n" + report.stderr[-2000:], file=sys.stderr)

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from games.engine import (
-    Action, Bid, Card, ChooseTrump, GameState, Phase, Play, Suit, deck_for, default_action, export_record,
+    Action,
+    Bid,
+    Card,
+    ChooseTrump,
+    GameState,
+    Phase,
+    Play,
+    Suit,
+    deck_for,
+    default_action,
+    export_record,
     seat_view,
 )
 from games.engine.schedule import active_order, dealer_of, schedule
@@ -46,9 +57,17 @@ def hands_by_seat(players: int, order: Sequence[int], in_order: Sequence[Sequenc
     return hands
 
 
-def position(players: int, number: int, in_order: Sequence[Sequence[Card] | str], trump_card: Card | str | None,
-             *, bids: Sequence[int] = (), trump_suit: Suit | None = None, plays: Sequence[Card | str] = (),
-             first_dealer: int = 0) -> GameState:
+def position(
+    players: int,
+    number: int,
+    in_order: Sequence[Sequence[Card] | str],
+    trump_card: Card | str | None,
+    *,
+    bids: Sequence[int] = (),
+    trump_suit: Suit | None = None,
+    plays: Sequence[Card | str] = (),
+    first_dealer: int = 0,
+) -> GameState:
     """Round ``number`` dealt with ``in_order`` hands (first bidder first), then the given bids,
     trump choice and plays applied through the checked path."""
     game = advance_to(players, number, first_dealer=first_dealer)
@@ -65,8 +84,9 @@ def position(players: int, number: int, in_order: Sequence[Sequence[Card] | str]
     return game
 
 
-def full_deal(players: int, number: int, *, first_dealer: int = 0, last_card: Card | None = None,
-              exclude: Iterable[Card] = ()) -> tuple[list[list[Card]], tuple[int, ...]]:
+def full_deal(
+    players: int, number: int, *, first_dealer: int = 0, last_card: Card | None = None, exclude: Iterable[Card] = ()
+) -> tuple[list[list[Card]], tuple[int, ...]]:
     """Hands for an 8-card round that use the whole deck, dealt one at a time from the dealer's left,
     optionally arranging for ``last_card`` to be the last card dealt."""
     order = order_for(players, number, first_dealer)
@@ -84,8 +104,13 @@ def full_deal(players: int, number: int, *, first_dealer: int = 0, last_card: Ca
     return hands, order
 
 
-def play_out(game: GameState, choose: Callable[[GameState], Action] = default_action, *, checked: bool = True,
-             until_round_end: bool = False) -> GameState:
+def play_out(
+    game: GameState,
+    choose: Callable[[GameState], Action] = default_action,
+    *,
+    checked: bool = True,
+    until_round_end: bool = False,
+) -> GameState:
     """Play on (dealing from the game's generator) until the game, or with ``until_round_end`` the round, ends."""
     while not game.is_over:
         if game.phase is Phase.ROUND_OVER:
@@ -112,9 +137,20 @@ def snapshot(game: GameState) -> tuple[Any, ...]:
     """Everything observable about ``game``: its record so far, internal fields and every seat's view."""
     return (
         export_record(game, include_current=True),
-        game.phase, game.number, game.turn, [list(h) for h in game.hands], list(game.bids), list(game.bids_made),
-        game.trump_card, game.trump_suit, game.auction_winner, list(game.trick), game.last_trick,
-        list(game.tricks), list(game.totals), list(game.results),
+        game.phase,
+        game.number,
+        game.turn,
+        [list(h) for h in game.hands],
+        list(game.bids),
+        list(game.bids_made),
+        game.trump_card,
+        game.trump_suit,
+        game.auction_winner,
+        list(game.trick),
+        game.last_trick,
+        list(game.tricks),
+        list(game.totals),
+        list(game.results),
         tuple(view_key(seat_view(game, seat)) for seat in [*range(game.players), None]),
     )
 
@@ -127,7 +163,7 @@ def card_places(game: GameState) -> list[Card]:
     log = game.log[-1]
     trick = [p.card for p in game.trick]
     earlier = log.plays[: len(log.plays) - len(trick)]
-    assert log.plays[len(log.plays) - len(trick):] == trick
+    assert log.plays[len(log.plays) - len(trick) :] == trick
     places = [card for hand in game.hands for card in hand] + trick + list(earlier)
     if game.trump_card is not None and not game.spec.trump_is_last_dealt:
         places.append(game.trump_card)
@@ -152,6 +188,7 @@ def check_card_conservation(game: GameState) -> None:
 def random_choice(rng: Any) -> Callable[[GameState], Action]:
     def choose(game: GameState) -> Action:
         return rng.choice(game.legal_actions())
+
     return choose
 
 

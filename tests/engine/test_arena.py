@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from games.engine.arena import GameResult, play_one, run_arena, LevelPlayer
+from games.engine.arena import GameResult, LevelPlayer, play_one, run_arena
 from games.engine.cli import main
 
 
@@ -39,8 +39,16 @@ def test_the_candidate_sits_in_every_seat_on_the_same_cards() -> None:
 def test_the_arena_command_prints_its_figures(capsys) -> None:
     assert main(["arena", "--a", "normal", "--b", "fácil", "--players", "4", "--deals", "1", "--seed", "2"]) == 0
     out = capsys.readouterr().out
-    for needle in ("score difference per hand", "95 % interval", "full-game win rate", "exact-bid rate",
-                   "decision time A: p50", "p95", "max", "illegal actions: A 0, B 0"):
+    for needle in (
+        "score difference per hand",
+        "95 % interval",
+        "full-game win rate",
+        "exact-bid rate",
+        "decision time A: p50",
+        "p95",
+        "max",
+        "illegal actions: A 0, B 0",
+    ):
         assert needle in out
     assert main(["arena", "--a", "imposible", "--b", "fácil"]) == 2
 
@@ -52,7 +60,8 @@ def test_an_outside_bots_illegal_answers_are_counted_and_replaced(tmp_path) -> N
         "for line in sys.stdin:\n"
         "    view = json.loads(line)\n"
         "    answer = {'bid': 99} if view['act'] == 'bid' else {'play': '1o'} if view['act'] == 'play' else {'trump': 'x'}\n"
-        "    print(json.dumps(answer), flush=True)\n")
+        "    print(json.dumps(answer), flush=True)\n"
+    )
     command = " ".join(map(shlex.quote, [sys.executable, str(liar)]))
     r = run_arena(f"exec:{command}", "fácil", players=3, deals=1, seed=1)
     # a bid of 99 and the trump 'x' are never legal; the 1 of oros only sometimes

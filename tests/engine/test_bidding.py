@@ -4,7 +4,17 @@ import random
 
 import pytest
 
-from games.engine import Bid, ChooseTrump, GameState, IllegalActionError, IllegalBidError, IllegalTrumpError, Phase, Suit, schedule
+from games.engine import (
+    Bid,
+    ChooseTrump,
+    GameState,
+    IllegalActionError,
+    IllegalBidError,
+    IllegalTrumpError,
+    Phase,
+    Suit,
+    schedule,
+)
 from games.engine.rules import auction_winner, forbidden_last_bid
 
 from .helpers import advance_to, full_deal, position
@@ -91,13 +101,16 @@ def test_auctions_have_no_last_bidder_restriction(players):
     assert game.phase is Phase.CHOOSING_TRUMP
 
 
-@pytest.mark.parametrize("bids, winner_position", [
-    ([2, 3, 3, 1], 1),
-    ([3, 3, 3, 3], 0),
-    ([0, 0, 0, 1], 3),
-    ([1, 2, 1, 2], 1),
-    ([0, 5, 8, 8], 2),
-])
+@pytest.mark.parametrize(
+    "bids, winner_position",
+    [
+        ([2, 3, 3, 1], 1),
+        ([3, 3, 3, 3], 0),
+        ([0, 0, 0, 1], 3),
+        ([1, 2, 1, 2], 1),
+        ([0, 5, 8, 8], 2),
+    ],
+)
 def test_auction_winner_is_the_highest_bid_ties_to_the_earlier_bidder(bids, winner_position):
     hands, order = full_deal(4, 9)
     game = advance_to(4, 9)
@@ -144,7 +157,7 @@ def test_auction_winner_function_ties():
 def test_after_bidding_in_normal_rounds_play_starts_at_the_dealers_left(players):
     for first in range(players):
         game = GameState.new(players, seed=first, first_dealer=first)
-        for number in (1, 2):
+        for _number in (1, 2):
             assert game.phase is Phase.BIDDING
             while game.phase is Phase.BIDDING:
                 game.apply(Bid(game.legal_bids()[-1]))

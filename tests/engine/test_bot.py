@@ -5,7 +5,16 @@ import random
 import pytest
 
 from games.engine import (
-    Bid, ChooseTrump, GameState, Phase, Play, Suit, deck_for, default_action, play_game, trick_winner,
+    Bid,
+    ChooseTrump,
+    GameState,
+    Phase,
+    Play,
+    Suit,
+    deck_for,
+    default_action,
+    play_game,
+    trick_winner,
 )
 from games.engine.bot import best_suit
 
@@ -43,7 +52,7 @@ def auction_with(players, winner_hand):
     hands = [[] for _ in range(players)]
     hands[order[0]] = list(winner_hand)
     for i, seat in enumerate(order[1:]):
-        hands[seat] = rest[i * 8:(i + 1) * 8]
+        hands[seat] = rest[i * 8 : (i + 1) * 8]
     game.deal(hands, None)
     for _ in order:
         game.apply(Bid(0))
@@ -51,12 +60,15 @@ def auction_with(players, winner_hand):
     return game
 
 
-@pytest.mark.parametrize("hand, suit", [
-    ("1e 3e 12e 11e 7e 5c 6o 7b", Suit.ESPADAS),
-    ("1o 3o 12o 10o 6o 7c 5e 11b", Suit.OROS),
-    ("1b 3b 12b 11b 10b 7b 6c 5e", Suit.BASTOS),
-    ("3c 12c 11c 10c 7e 6e 5o 6b", Suit.COPAS),
-])
+@pytest.mark.parametrize(
+    "hand, suit",
+    [
+        ("1e 3e 12e 11e 7e 5c 6o 7b", Suit.ESPADAS),
+        ("1o 3o 12o 10o 6o 7c 5e 11b", Suit.OROS),
+        ("1b 3b 12b 11b 10b 7b 6c 5e", Suit.BASTOS),
+        ("3c 12c 11c 10c 7e 6e 5o 6b", Suit.COPAS),
+    ],
+)
 def test_chooses_the_trump_suit_it_holds_most_strength_in(hand, suit):
     game = auction_with(4, cs(hand))
     assert default_action(game) == ChooseTrump(suit)
@@ -91,8 +103,9 @@ def test_respects_the_last_bidder_rule_in_every_game():
 
 
 def test_needing_a_trick_as_last_player_it_plays_the_cheapest_winning_card():
-    game = position(4, 3, ["7c 1e 5b", "6c 1o 5e", "10c 12e 11b", "1c 12c 5c"], "7o",
-                    bids=[1, 0, 0, 1], plays=["7c", "6c", "10c"])
+    game = position(
+        4, 3, ["7c 1e 5b", "6c 1o 5e", "10c 12e 11b", "1c 12c 5c"], "7o", bids=[1, 0, 0, 1], plays=["7c", "6c", "10c"]
+    )
     assert game.turn == game.order[3] and game.bids[game.turn] - game.tricks[game.turn] == 1
     action = default_action(game)
     trick = [p.card for p in game.trick]
@@ -101,8 +114,9 @@ def test_needing_a_trick_as_last_player_it_plays_the_cheapest_winning_card():
 
 
 def test_needing_a_trick_as_last_player_it_trumps_when_void():
-    game = position(4, 3, ["7c 1e 5b", "6c 1o 5e", "10c 12e 11b", "5o 3o 12b"], "7o",
-                    bids=[1, 0, 0, 1], plays=["7c", "6c", "10c"])
+    game = position(
+        4, 3, ["7c 1e 5b", "6c 1o 5e", "10c 12e 11b", "5o 3o 12b"], "7o", bids=[1, 0, 0, 1], plays=["7c", "6c", "10c"]
+    )
     action = default_action(game)
     assert action.card.suit is Suit.OROS
     assert trick_winner([p.card for p in game.trick] + [action.card], Suit.OROS) == 3
@@ -116,8 +130,7 @@ def test_once_its_bid_is_made_it_leads_its_weakest_card():
 
 def test_once_its_bid_is_made_it_avoids_winning_when_a_later_player_can_overtake():
     # the bot bid 0 and must beat the 7: the 10 leaves the trick to the 12 behind it; the ace would take it
-    game = position(4, 3, ["7c 1e 5b", "1c 10c 5e", "12c 12e 11b", "3o 5c 6b"], "7o",
-                    bids=[1, 0, 1, 0], plays=["7c"])
+    game = position(4, 3, ["7c 1e 5b", "1c 10c 5e", "12c 12e 11b", "3o 5c 6b"], "7o", bids=[1, 0, 1, 0], plays=["7c"])
     bot = game.turn
     assert default_action(game) == Play(c("10c"))
     game.apply(default_action(game))
@@ -128,14 +141,14 @@ def test_once_its_bid_is_made_it_avoids_winning_when_a_later_player_can_overtake
 
 def test_once_its_bid_is_made_it_sheds_its_highest_losing_card():
     # someone trumped: any copa loses, so it gets rid of the ace
-    game = position(4, 3, ["7c 1e 5b", "5o 1o 5e", "1c 10c 12e", "3o 5c 6b"], "7o",
-                    bids=[1, 1, 0, 0], plays=["7c", "5o"])
+    game = position(
+        4, 3, ["7c 1e 5b", "5o 1o 5e", "1c 10c 12e", "3o 5c 6b"], "7o", bids=[1, 1, 0, 0], plays=["7c", "5o"]
+    )
     assert default_action(game) == Play(c("1c"))
 
 
 def test_while_it_needs_tricks_it_wins_firmly_in_the_middle():
-    game = position(4, 3, ["7c 1e 5b", "1c 10c 5e", "12c 12e 11b", "3o 5c 6b"], "7o",
-                    bids=[0, 2, 1], plays=[])
+    game = position(4, 3, ["7c 1e 5b", "1c 10c 5e", "12c 12e 11b", "3o 5c 6b"], "7o", bids=[0, 2, 1], plays=[])
     game.apply(Bid(1))
     game.apply(Play(c("7c")))
     assert default_action(game) == Play(c("1c"))
@@ -146,8 +159,9 @@ def test_beats_a_random_player_at_bidding_exactly():
     for players in (3, 4, 5, 6):
         bot_games = [play_game(players, 7000 + seed) for seed in range(8)]
         rng = random.Random(players)
-        random_games = [play_out(GameState.new(players, seed=7000 + seed), random_choice(rng), checked=False)
-                        for seed in range(8)]
+        random_games = [
+            play_out(GameState.new(players, seed=7000 + seed), random_choice(rng), checked=False) for seed in range(8)
+        ]
         rates[players] = (exact_bid_rate(bot_games), exact_bid_rate(random_games))
     overall_bot = sum(b for b, _ in rates.values()) / 4
     overall_random = sum(r for _, r in rates.values()) / 4

@@ -21,8 +21,9 @@ def c(text: str) -> Card:
     return Card.parse(text)
 
 
-def at_round(players: int, number: int, hands_in_order: list[list[str]], trump_card: str | None,
-             first_dealer: int = 0) -> GameState:
+def at_round(
+    players: int, number: int, hands_in_order: list[list[str]], trump_card: str | None, first_dealer: int = 0
+) -> GameState:
     """A real game at round ``number``, dealt ``hands_in_order`` (the first to bid first)."""
     game = GameState(players, first_dealer, seed=5)
     while game.number < number - 1:
@@ -150,8 +151,9 @@ def test_a_bots_choice_does_not_change_when_the_hidden_hands_are_reshuffled() ->
                 changed += other.hands != game.hands
                 assert seat_view(other, me, reasons=False) == view
                 for level in LEVELS:
-                    assert bot_action(other, level, rng=random.Random(4), worlds=6) == \
-                        bot_action(game, level, rng=random.Random(4), worlds=6)
+                    assert bot_action(other, level, rng=random.Random(4), worlds=6) == bot_action(
+                        game, level, rng=random.Random(4), worlds=6
+                    )
                 assert played == other.log[-1].plays
                 checked += 1
             game.apply(default_action(game))

@@ -24,7 +24,7 @@ from .bot_driver import GARBAGE, bot_command, drive, play_game
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO.parent / "shared" / "BOT-PROTOCOL.md"
-MARGIN_MS = 250.0   # process noise on top of a level's hard cap: pipes, JSON, a busy machine
+MARGIN_MS = 250.0  # process noise on top of a level's hard cap: pipes, JSON, a busy machine
 
 # The example of BOT-PROTOCOL.md, verbatim.
 SPEC_EXAMPLE = {
@@ -77,8 +77,11 @@ def mid_trick(doc):
 
 # -- the round trip ------------------------------------------------------------------------------------
 
-COMPARED = [f.name for f in dataclasses.fields(seat_view(GameState.new(4, seed=1), 0))
-            if f.name not in ("names", "results", "winners", "reasons")]
+COMPARED = [
+    f.name
+    for f in dataclasses.fields(seat_view(GameState.new(4, seed=1), 0))
+    if f.name not in ("names", "results", "winners", "reasons")
+]
 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6])
@@ -111,7 +114,7 @@ def test_scores_are_totals_before_this_round_and_bids_in_bidding_order():
     for game, view in positions(5, 9, every=7):
         doc = view_to_json(view)
         assert doc["scores"] == [sum(r.points[s] for r in game.results) for s in range(5)]
-        assert [s for s, _ in doc["bids"]] == list(game.order[:len(doc["bids"])])
+        assert [s for s, _ in doc["bids"]] == list(game.order[: len(doc["bids"])])
         assert [a for _, a in doc["bids"]] == game.bids_made
 
 
@@ -119,8 +122,9 @@ def test_eight_card_subida_trump_card_stays_in_the_dealers_hand():
     for players in (4, 6):
         doc = find_doc(players, lambda d: d["round"]["number"] == 8 and d["act"] == "bid")
         receiver = doc["round"]["dealer"] if players < 6 else (doc["round"]["dealer"] - 1) % players
-        game_doc = find_doc(players, lambda d: d["round"]["number"] == 8 and d["seat"] == receiver
-                            and d["act"] == "bid")
+        game_doc = find_doc(
+            players, lambda d: d["round"]["number"] == 8 and d["seat"] == receiver and d["act"] == "bid"
+        )
         assert game_doc["trump_card"] in game_doc["hand"]
         view_from_json(game_doc)
         # another seat cannot hold it
@@ -158,18 +162,21 @@ def test_an_empty_trick_in_progress_is_accepted():
 
 # -- strict reading: what is refused, and why ----------------------------------------------------------
 
+
 def _set(path, value):
     def change(doc):
         target = doc
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return change
 
 
 def _delete(key):
     def change(doc):
         del doc[key]
+
     return change
 
 
@@ -254,9 +261,16 @@ PLAY_CASES = [
 
 def _play_doc():
     """A 4-player normal round, mid-trick, with an illegal card in the hand to list."""
-    return find_doc(4, lambda d: mid_trick(d) and d["round"]["phase"] != "subasta"
-                    and d["round"]["cards"] < 8 and len(d["legal"]) < len(d["hand"]) > 2
-                    and d["multiplier"] == 1)
+    return find_doc(
+        4,
+        lambda d: (
+            mid_trick(d)
+            and d["round"]["phase"] != "subasta"
+            and d["round"]["cards"] < 8
+            and len(d["legal"]) < len(d["hand"]) > 2
+            and d["multiplier"] == 1
+        ),
+    )
 
 
 @pytest.mark.parametrize("name, change, message", PLAY_CASES, ids=[c[0] for c in PLAY_CASES])
@@ -290,8 +304,15 @@ def test_auction_views_are_checked():
 
 
 def test_last_bidder_forbidden_bid_is_derived_and_enforced():
-    doc = find_doc(4, lambda d: d["act"] == "bid" and d["round"]["phase"] == "bajada" and len(d["bids"]) == 3
-                   and d["round"]["cards"] - sum(a for _, a in d["bids"]) >= 0)
+    doc = find_doc(
+        4,
+        lambda d: (
+            d["act"] == "bid"
+            and d["round"]["phase"] == "bajada"
+            and len(d["bids"]) == 3
+            and d["round"]["cards"] - sum(a for _, a in d["bids"]) >= 0
+        ),
+    )
     forbidden = doc["round"]["cards"] - sum(a for _, a in doc["bids"])
     view = view_from_json(doc)
     assert view.forbidden_bid == forbidden and Bid(forbidden) not in view.legal
@@ -323,6 +344,7 @@ def test_random_damage_never_raises_anything_but_value_error():
 
 # -- the spec's example --------------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(not SPEC.is_file(), reason=f"{SPEC} not found")
 def test_spec_example_is_the_one_in_bot_protocol_md():
     block = re.search(r"```json\n(.*?)```", SPEC.read_text(encoding="utf-8"), re.S)
@@ -330,9 +352,12 @@ def test_spec_example_is_the_one_in_bot_protocol_md():
     assert json.loads(block.group(1)) == SPEC_EXAMPLE
 
 
-@pytest.mark.xfail(raises=ValueError, strict=False,
-                   reason="BOT-PROTOCOL.md's example has 2e and 4b, not in a 4-player deck, and seat 2 to bid "
-                          "after seat 2 (the dealer's left) already has: it is seat 3's turn")
+@pytest.mark.xfail(
+    raises=ValueError,
+    strict=False,
+    reason="BOT-PROTOCOL.md's example has 2e and 4b, not in a 4-player deck, and seat 2 to bid "
+    "after seat 2 (the dealer's left) already has: it is seat 3's turn",
+)
 def test_spec_example_verbatim_is_accepted():
     view_from_json(SPEC_EXAMPLE)
 
@@ -353,6 +378,7 @@ def test_spec_example_is_accepted_once_its_two_slips_are_mended():
 
 
 # -- the bot program: every level against the independent driver --------------------------------------
+
 
 def check_run(report, level, *, games=None, min_answers=1):
     cap = BUDGETS[level][1] + MARGIN_MS
@@ -391,8 +417,16 @@ def test_normal_plays_a_whole_game():
 def test_dificil_answers_in_several_kinds_of_round(players, decisions):
     # the 8-card subida round (trump card last dealt), the first auction, a middle bajada round
     rounds = [8, 9, 9 + players + 2]
-    report = drive(bot_command("dificil", seed=3), players=players, games=1, seed=13, rounds=rounds,
-                   sample=0.6, max_decisions=decisions, garbage_every=2)
+    report = drive(
+        bot_command("dificil", seed=3),
+        players=players,
+        games=1,
+        seed=13,
+        rounds=rounds,
+        sample=0.6,
+        max_decisions=decisions,
+        garbage_every=2,
+    )
     print("\n" + report.summary())
     check_run(report, "dificil", min_answers=decisions)
     assert len({a.round for a in report.answers}) >= 2
@@ -405,10 +439,10 @@ def test_driver_agrees_with_the_engine_on_whole_games():
 
     def decide_in_process(doc):
         nonlocal views
-        view = view_from_json(doc)          # raises if the two readings of the rules disagree
+        view = view_from_json(doc)  # raises if the two readings of the rules disagree
         views += 1
         back = view_to_json(view)
-        assert sorted(back["hand"]) == sorted(doc["hand"])   # the engine shows a hand sorted
+        assert sorted(back["hand"]) == sorted(doc["hand"])  # the engine shows a hand sorted
         assert {**back, "hand": doc["hand"]} == doc
         return rng.choice(doc["legal"])
 
@@ -418,20 +452,40 @@ def test_driver_agrees_with_the_engine_on_whole_games():
 
 
 def test_driver_is_independent_of_the_engine_and_runs_as_a_script():
-    code = "import sys; sys.path.insert(0, 'tests/engine'); import bot_driver; " \
-           "print(sorted(m for m in sys.modules if m.startswith('games')))"
+    code = (
+        "import sys; sys.path.insert(0, 'tests/engine'); import bot_driver; "
+        "print(sorted(m for m in sys.modules if m.startswith('games')))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
-    proc = subprocess.run([sys.executable, "tests/engine/bot_driver.py", "--level", "facil", "--games", "1",
-                           "--players", "3", "--seed", "1", "--garbage-every", "5"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "tests/engine/bot_driver.py",
+            "--level",
+            "facil",
+            "--games",
+            "1",
+            "--players",
+            "3",
+            "--seed",
+            "1",
+            "--garbage-every",
+            "5",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "illegal: 0  errors: 0" in proc.stdout and "answers:" in proc.stdout and "max" in proc.stdout
 
 
 def run_bot(*args, stdin):
-    proc = subprocess.run([sys.executable, "-m", "games.engine", "bot", *args], cwd=REPO, input=stdin,
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "games.engine", "bot", *args], cwd=REPO, input=stdin, capture_output=True, timeout=120
+    )
     assert b"Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
 
@@ -439,8 +493,20 @@ def run_bot(*args, stdin):
 def test_stream_answers_every_non_blank_line_and_exits_0():
     doc = find_doc(4, mid_trick)
     good = json.dumps(doc).encode()
-    lines = [good, b"", b"   ", b"\xff\xfe not utf-8", b"[" * 10_000 + b"]" * 10_000, b"{" * 50_000, b"null",
-             b'"a string"', b"{}", good, json.dumps({**doc, "seat": (doc["seat"] + 1) % 4}).encode(), good]
+    lines = [
+        good,
+        b"",
+        b"   ",
+        b"\xff\xfe not utf-8",
+        b"[" * 10_000 + b"]" * 10_000,
+        b"{" * 50_000,
+        b"null",
+        b'"a string"',
+        b"{}",
+        good,
+        json.dumps({**doc, "seat": (doc["seat"] + 1) % 4}).encode(),
+        good,
+    ]
     code, out, _ = run_bot("--level", "facil", "--seed", "3", stdin=b"\n".join(lines) + b"\n")
     assert code == 0
     kinds = ["play" if set(o) <= {"play", "ms", "info"} else "error" if set(o) == {"error"} else o for o in out]
@@ -453,7 +519,7 @@ def test_stream_answers_every_non_blank_line_and_exits_0():
 
 def test_stream_answers_in_order_and_at_end_of_input_without_newline():
     docs = [view_to_json(v) for _, v in positions(3, 4, every=37)][:12]
-    stdin = "\n".join(json.dumps(d) for d in docs).encode()        # no newline after the last line
+    stdin = "\n".join(json.dumps(d) for d in docs).encode()  # no newline after the last line
     code, out, _ = run_bot("--level", "normal", stdin=stdin)
     assert code == 0 and len(out) == len(docs)
     for doc, reply in zip(docs, out):
@@ -486,18 +552,28 @@ def test_an_answer_is_always_legal_even_when_the_bot_is_not(monkeypatch):
 
 def test_answer_reports_errors_and_never_raises():
     rng = random.Random(1)
-    for line in ["", "{", "[]", "1e999", "9" * 5000, '{"format": "pocha-view/1"}', b"\xc3\x28",
-                 "[" * 100_000, json.dumps({**SPEC_EXAMPLE_MENDED, "legal": []})]:
+    for line in [
+        "",
+        "{",
+        "[]",
+        "1e999",
+        "9" * 5000,
+        '{"format": "pocha-view/1"}',
+        b"\xc3\x28",
+        "[" * 100_000,
+        json.dumps({**SPEC_EXAMPLE_MENDED, "legal": []}),
+    ]:
         reply = answer(line, "facil", rng)
         assert set(reply) == {"error"} and reply["error"], (line[:20], reply)
 
 
 # -- hosting an outside bot ----------------------------------------------------------------------------
 
+
 def test_protocol_bot_plays_our_own_bot_legally():
     with ProtocolBot(f"{sys.executable} -m games.engine bot --level facil --seed 1", cwd=str(REPO)) as bot:
         count = 0
-        for game, view in positions(5, 3, every=5):
+        for _game, view in positions(5, 3, every=5):
             action, info = bot.decide(view)
             assert action in view.legal, info
             assert bot.last_ms is not None and bot.last_reported_ms is not None
@@ -539,12 +615,12 @@ def test_protocol_bot_refuses_bad_answers_and_keeps_in_step():
         assert "illegal answer: bid 99" in reasons[2]
         assert "malformed" in reasons[3]
         assert "exactly one" in reasons[4]
-        action, reason = bot.decide(view)              # 6: sleeps past the timeout
+        action, reason = bot.decide(view)  # 6: sleeps past the timeout
         assert action is None and "no answer within 0.3 s" in reason
         bot.timeout = 5.0
-        action, info = bot.decide(view)                # 7: the late answer to 6 is skipped
+        action, info = bot.decide(view)  # 7: the late answer to 6 is skipped
         assert action == view.legal[-1] and info == "late but fine" and bot.last_reported_ms == 3
-        action, reason = bot.decide(view)              # 8: the bot exits
+        action, reason = bot.decide(view)  # 8: the bot exits
         assert action is None and "exited" in reason
         assert bot.decide(view)[0] is None
     finally:

@@ -8,7 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.engine import (
-    ALL_CARDS, Card, Suit, export_record, legal_plays, load_game, play_game, replay_line, trick_winner,
+    ALL_CARDS,
+    Card,
+    Suit,
+    export_record,
+    legal_plays,
+    load_game,
+    play_game,
+    replay_line,
+    trick_winner,
 )
 from games.engine.schedule import active_order, dealer_of
 
@@ -49,7 +57,11 @@ def error_at(record):
 # -- random mutations ---------------------------------------------------------------------------
 
 junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-10, 100) | st.floats(allow_nan=True) | st.text(max_size=4)
+    st.none()
+    | st.booleans()
+    | st.integers(-10, 100)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=4)
     | st.sampled_from(["1o", "12b", "5b", "0o", "13c", "o", "pocha-record/1", ""])
     | st.sampled_from([str(card) for card in ALL_CARDS]),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
@@ -132,6 +144,7 @@ def test_any_json_value_never_crashes(value):
 
 
 # -- targeted mutations: the error is where the rule was first broken --------------------------
+
 
 def round_info(record, number):
     players = len(record["players"])
@@ -295,7 +308,7 @@ def test_a_truncated_final_round_is_a_play_error_at_the_number_of_plays_given(pl
     record = base(players)
     record["rounds"] = record["rounds"][:10]
     plays = record["rounds"][-1]["plays"]
-    del plays[len(plays) - missing:]
+    del plays[len(plays) - missing :]
     assert error_at(record) == (10, "play", len(plays))
     record["rounds"][-1]["plays"] = []
     assert error_at(record) == (10, "play", 0)

@@ -34,8 +34,9 @@ def test_notation_examples():
     assert Card.parse("11e").suit is Suit.ESPADAS
 
 
-@pytest.mark.parametrize("text", ["0o", "8c", "9e", "13b", "1x", "", None, "o1", "1O", " 1o", "1o ", "01o", "1", "b",
-                                  12, 1.5, ["1o"], b"1o"])
+@pytest.mark.parametrize(
+    "text", ["0o", "8c", "9e", "13b", "1x", "", None, "o1", "1O", " 1o", "1o ", "01o", "1", "b", 12, 1.5, ["1o"], b"1o"]
+)
 def test_bad_notation_raises_value_error(text):
     with pytest.raises(ValueError):
         Card.parse(text)
@@ -74,12 +75,15 @@ def test_beats_in_suit_needs_the_same_suit():
     assert Card.parse("3c").beats_in_suit(Card.parse("12c"))
 
 
-@pytest.mark.parametrize("players, removed, size", [
-    (3, {2, 4, 5, 6}, 24),
-    (4, {2, 4}, 32),
-    (5, set(), 40),
-    (6, set(), 40),
-])
+@pytest.mark.parametrize(
+    "players, removed, size",
+    [
+        (3, {2, 4, 5, 6}, 24),
+        (4, {2, 4}, 32),
+        (5, set(), 40),
+        (6, set(), 40),
+    ],
+)
 def test_deck_size_and_removed_ranks_per_table_size(players, removed, size):
     deck = deck_for(players)
     assert len(deck) == size == len(set(deck))

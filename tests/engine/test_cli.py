@@ -12,8 +12,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args, stdin=None):
-    proc = subprocess.run([sys.executable, "-m", "games.engine", "replay", *args], cwd=REPO, input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "games.engine", "replay", *args],
+        cwd=REPO,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     return proc.returncode, lines, proc.stderr

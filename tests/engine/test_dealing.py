@@ -30,8 +30,7 @@ def test_same_seed_same_deal(players):
 
 @pytest.mark.parametrize("players", SIZES)
 def test_different_seeds_deal_differently(players):
-    deals = {tuple(map(tuple, GameState.new(players, seed=seed, first_dealer=0).log[0].hands))
-             for seed in range(20)}
+    deals = {tuple(map(tuple, GameState.new(players, seed=seed, first_dealer=0).log[0].hands)) for seed in range(20)}
     # one card each in round 1: twenty seeds cannot plausibly all give one deal
     assert len(deals) > 10
     later = [all_deals(GameState.new(players, seed=seed, first_dealer=0))[8] for seed in (1, 2)]
@@ -114,7 +113,7 @@ def test_auctions_have_no_trump_card(players):
         assert game.trump_card is None and game.trump_suit is None
         assert game.phase is Phase.BIDDING
         play_out(game, until_round_end=True)
-    assert all(log.trump_card is None for log in game.log[8:8 + players])
+    assert all(log.trump_card is None for log in game.log[8 : 8 + players])
 
 
 # -- check_deal ---------------------------------------------------------------------------------

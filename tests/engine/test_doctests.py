@@ -5,8 +5,14 @@ import importlib
 
 import pytest
 
-MODULES = ["games.engine", "games.engine.cards", "games.engine.schedule", "games.engine.rules",
-           "games.engine.state", "games.engine.actions"]
+MODULES = [
+    "games.engine",
+    "games.engine.cards",
+    "games.engine.schedule",
+    "games.engine.rules",
+    "games.engine.state",
+    "games.engine.actions",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -9,7 +9,7 @@ from games.engine.rules import explain_illegal
 
 from .helpers import c, cs, position
 
-O, C, E, B = Suit.OROS, Suit.COPAS, Suit.ESPADAS, Suit.BASTOS
+O, C, E, B = Suit.OROS, Suit.COPAS, Suit.ESPADAS, Suit.BASTOS  # noqa: E741 (the suits by initial)
 
 
 def legal(hand, trick, trump):
@@ -148,18 +148,22 @@ def test_explain_illegal_matches_legal_plays():
 
 # -- who takes the trick ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("trick, trump, winner", [
-    ("7c 1c 3c", O, 1),            # highest of the suit led
-    ("7c 1e 3c", O, 2),            # the ace of espadas is off-suit: never wins
-    ("7c 1e 1b 2c", E, 1),         # the lowest trump beats the suit led
-    ("7c 2e 3c", E, 1),            # the 2 of trump beats the 3 of copas
-    ("7c 2o 6o 1c", O, 2),         # highest trump
-    ("7o 1c 12o", O, 2),           # trump led: highest trump
-    ("2b 1o 1c 1e", B, 0),         # trump led, nothing higher
-    ("5e 4c 4o 4b", C, 1),         # only trump
-    ("12e 1o 3o 11e", C, 0),       # no trump: aces of other suits do not count
-    ("1c", O, 0),
-])
+
+@pytest.mark.parametrize(
+    "trick, trump, winner",
+    [
+        ("7c 1c 3c", O, 1),  # highest of the suit led
+        ("7c 1e 3c", O, 2),  # the ace of espadas is off-suit: never wins
+        ("7c 1e 1b 2c", E, 1),  # the lowest trump beats the suit led
+        ("7c 2e 3c", E, 1),  # the 2 of trump beats the 3 of copas
+        ("7c 2o 6o 1c", O, 2),  # highest trump
+        ("7o 1c 12o", O, 2),  # trump led: highest trump
+        ("2b 1o 1c 1e", B, 0),  # trump led, nothing higher
+        ("5e 4c 4o 4b", C, 1),  # only trump
+        ("12e 1o 3o 11e", C, 0),  # no trump: aces of other suits do not count
+        ("1c", O, 0),
+    ],
+)
 def test_trick_winner_highest_trump_else_highest_of_suit_led(trick, trump, winner):
     assert trick_winner(cs(trick), trump) == winner
 
@@ -189,6 +193,7 @@ def test_trick_winner_in_a_game_leads_the_next_trick():
 
 # -- against a restatement of RULES.md, on random positions --------------------------------------
 
+
 def reference_legal(hand, trick, trump):
     """RULES.md, "Playing a trick", restated independently."""
     if not trick:
@@ -217,14 +222,15 @@ def reference_winner(trick, trump):
 
 
 positions = st.lists(st.sampled_from(ALL_CARDS), unique=True, min_size=2, max_size=14).flatmap(
-    lambda cards: st.tuples(st.just(cards), st.integers(1, min(8, len(cards) - 1)), st.sampled_from(list(Suit))))
+    lambda cards: st.tuples(st.just(cards), st.integers(1, min(8, len(cards) - 1)), st.sampled_from(list(Suit)))
+)
 
 
 @settings(max_examples=400, deadline=None)
 @given(positions)
 def test_legal_plays_and_trick_winner_agree_with_the_rules_on_random_positions(position_):
     cards, hand_size, trump = position_
-    hand, trick = cards[:hand_size], cards[hand_size:hand_size + 5]
+    hand, trick = cards[:hand_size], cards[hand_size : hand_size + 5]
     allowed = legal_plays(hand, trick, trump)
     assert set(allowed) == reference_legal(hand, trick, trump)
     assert allowed, "there is always a legal card"

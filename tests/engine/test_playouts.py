@@ -83,7 +83,8 @@ def run_playout(players: int, seed: int, policy_seed: int, bot_share: float) -> 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), policy_seed=st.integers(0, 2**32 - 1),
-       bot_share=st.sampled_from([0.0, 0.5, 1.0]))
+@given(
+    seed=st.integers(0, 2**32 - 1), policy_seed=st.integers(0, 2**32 - 1), bot_share=st.sampled_from([0.0, 0.5, 1.0])
+)
 def test_random_playouts_keep_every_invariant(players, seed, policy_seed, bot_share):
     run_playout(players, seed, policy_seed, bot_share)

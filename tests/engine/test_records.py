@@ -21,8 +21,14 @@ DOC_EXAMPLE = {
     "format": "pocha-record/1",
     "players": ["ana", "bea", "carla", "dani"],
     "first_dealer": 2,
-    "rounds": [{"hands": [["3c"], ["12o"], ["1e"], ["7b"]], "trump_card": "5o", "bids": [1, 0, 0, 1],
-                "plays": ["7b", "3c", "12o", "1e"]}],
+    "rounds": [
+        {
+            "hands": [["3c"], ["12o"], ["1e"], ["7b"]],
+            "trump_card": "5o",
+            "bids": [1, 0, 0, 1],
+            "plays": ["7b", "3c", "12o", "1e"],
+        }
+    ],
 }
 
 
@@ -69,10 +75,23 @@ def test_record_md_example_line():
     line, ok = replay_line(DOC_EXAMPLE)
     assert ok
     assert line == {
-        "rounds": [{"number": 1, "phase": "subida", "cards": 1, "dealer": 2, "trump_suit": "o", "multiplier": 2,
-                    "auction_winner": None, "bids": [0, 0, 1, 1], "tricks": [0, 1, 0, 0],
-                    "points": [20, -10, -10, -10]}],
-        "totals": [20, -10, -10, -10], "complete": False, "winners": None,
+        "rounds": [
+            {
+                "number": 1,
+                "phase": "subida",
+                "cards": 1,
+                "dealer": 2,
+                "trump_suit": "o",
+                "multiplier": 2,
+                "auction_winner": None,
+                "bids": [0, 0, 1, 1],
+                "tricks": [0, 1, 0, 0],
+                "points": [20, -10, -10, -10],
+            }
+        ],
+        "totals": [20, -10, -10, -10],
+        "complete": False,
+        "winners": None,
     }
 
 

@@ -3,8 +3,20 @@
 import pytest
 
 from games.engine import (
-    ALL_CARDS, Bid, Card, ChooseTrump, GameState, Phase, Suit, deck_for, export_record, multiplier, play_game,
-    points, replay, replay_line,
+    ALL_CARDS,
+    Bid,
+    Card,
+    ChooseTrump,
+    GameState,
+    Phase,
+    Suit,
+    deck_for,
+    export_record,
+    multiplier,
+    play_game,
+    points,
+    replay,
+    replay_line,
 )
 from games.engine.errors import IllegalDealError
 from games.engine.rules import check_deal

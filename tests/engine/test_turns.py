@@ -3,8 +3,18 @@
 import pytest
 
 from games.engine import (
-    Bid, ChooseTrump, GameState, IllegalActionError, IllegalBidError, IllegalPlayError, IllegalTrumpError, Phase,
-    Play, Suit, default_action, parse_action,
+    Bid,
+    ChooseTrump,
+    GameState,
+    IllegalActionError,
+    IllegalBidError,
+    IllegalPlayError,
+    IllegalTrumpError,
+    Phase,
+    Play,
+    Suit,
+    default_action,
+    parse_action,
 )
 
 from .helpers import advance_to, c, full_deal, play_out, position, snapshot
@@ -122,17 +132,25 @@ def test_every_refused_action_in_a_game_changes_nothing(players):
         game.apply(default_action(game))
 
 
-@pytest.mark.parametrize("text, action", [
-    ("bid 0", Bid(0)), ("bid 8", Bid(8)), ("trump o", ChooseTrump(Suit.OROS)), ("trump b", ChooseTrump(Suit.BASTOS)),
-    ("play 12b", Play(c("12b"))), ("play 1o", Play(c("1o"))),
-])
+@pytest.mark.parametrize(
+    "text, action",
+    [
+        ("bid 0", Bid(0)),
+        ("bid 8", Bid(8)),
+        ("trump o", ChooseTrump(Suit.OROS)),
+        ("trump b", ChooseTrump(Suit.BASTOS)),
+        ("play 12b", Play(c("12b"))),
+        ("play 1o", Play(c("1o"))),
+    ],
+)
 def test_actions_print_and_parse_round_trip(text, action):
     assert parse_action(text) == action
     assert str(action) == text
 
 
-@pytest.mark.parametrize("text", ["", "bid", "bid -1", "bid x", "bid 123", "trump x", "play 13b", "play", "pass",
-                                  "bid 1 2", None, 5])
+@pytest.mark.parametrize(
+    "text", ["", "bid", "bid -1", "bid x", "bid 123", "trump x", "play 13b", "play", "pass", "bid 1 2", None, 5]
+)
 def test_bad_action_text_raises_value_error(text):
     with pytest.raises(ValueError):
         parse_action(text)

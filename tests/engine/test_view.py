@@ -35,8 +35,9 @@ def test_view_holds_own_hand_only():
 
 
 def test_view_shows_hand_sizes_of_everyone():
-    game = position(4, 3, ["7c 1o 5e", "3c 1e 5b", "10c 5c 12e", "6c 12b 11b"], "7o",
-                    bids=[1, 0, 1, 0], plays=["7c", "3c"])
+    game = position(
+        4, 3, ["7c 1o 5e", "3c 1e 5b", "10c 5c 12e", "6c 12b 11b"], "7o", bids=[1, 0, 1, 0], plays=["7c", "3c"]
+    )
     view = seat_view(game, game.order[3])
     sizes = {game.order[0]: 2, game.order[1]: 2, game.order[2]: 3, game.order[3]: 3}
     assert view.hand_sizes == tuple(sizes[seat] for seat in range(4))
@@ -90,8 +91,7 @@ def test_legal_actions_only_on_own_turn():
 
 
 def test_view_gives_reasons_for_illegal_cards():
-    game = position(4, 3, ["7c 1o 5e", "10c 5c 1e", "3c 6c 12e", "12c 12b 11b"], "7o",
-                    bids=[1, 0, 1, 0], plays=["7c"])
+    game = position(4, 3, ["7c 1o 5e", "10c 5c 1e", "3c 6c 12e", "12c 12b 11b"], "7o", bids=[1, 0, 1, 0], plays=["7c"])
     seat = game.turn
     view = seat_view(game, seat)
     assert view.legal == (Play(c("10c")),)
@@ -107,8 +107,14 @@ def test_view_gives_reasons_for_illegal_cards():
 
 
 def test_view_after_a_trick_shows_the_last_trick_and_tricks_won():
-    game = position(4, 3, ["7c 1o 5e", "10c 5c 1e", "3c 6c 12e", "12c 12b 11b"], "7o",
-                    bids=[1, 0, 1, 0], plays=["7c", "10c", "3c", "12c"])
+    game = position(
+        4,
+        3,
+        ["7c 1o 5e", "10c 5c 1e", "3c 6c 12e", "12c 12b 11b"],
+        "7o",
+        bids=[1, 0, 1, 0],
+        plays=["7c", "10c", "3c", "12c"],
+    )
     view = seat_view(game, game.order[0])
     assert [p.card for p in view.last_trick] == [c("7c"), c("10c"), c("3c"), c("12c")]
     assert view.last_trick_winner == game.order[2]  # the 3 beats the 12 and the 10

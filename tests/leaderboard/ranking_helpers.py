@@ -31,9 +31,12 @@ def make_users(prefix: str, n: int) -> list:
 
 def add_scores(rows: list[tuple], period: str, start: date) -> None:
     """``rows``: (user, net, games, wins, reached_at)."""
-    PeriodScore.objects.bulk_create([
-        PeriodScore(user=user, period=period, start=start, net=net, games=games, wins=wins, reached_at=reached)
-        for user, net, games, wins, reached in rows])
+    PeriodScore.objects.bulk_create(
+        [
+            PeriodScore(user=user, period=period, start=start, net=net, games=games, wins=wins, reached_at=reached)
+            for user, net, games, wins, reached in rows
+        ]
+    )
 
 
 def freeze(monkeypatch, moment: datetime) -> None:

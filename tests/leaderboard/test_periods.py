@@ -6,44 +6,46 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from ranking_helpers import freeze, madrid, make_users, utc
 
 from leaderboard import scores
 from leaderboard.models import PeriodScore
-
-from ranking_helpers import freeze, madrid, make_users, utc
 
 pytestmark = pytest.mark.django_db
 
 WEEK, MONTH, ALL = PeriodScore.Period.WEEK, PeriodScore.Period.MONTH, PeriodScore.Period.ALL
 
 
-@pytest.mark.parametrize("moment, week, month", [
-    # Sunday 23:59:59 and Monday 00:00 in Madrid (winter, UTC+1): Monday 30 November starts at 23:00 UTC.
-    (utc(2026, 11, 29, 22, 59, 59), date(2026, 11, 23), date(2026, 11, 1)),
-    (utc(2026, 11, 29, 23, 0, 0), date(2026, 11, 30), date(2026, 11, 1)),
-    # The 1st of a winter month: 1 December starts at 23:00 UTC on 30 November.
-    (utc(2026, 11, 30, 22, 59, 59), date(2026, 11, 30), date(2026, 11, 1)),
-    (utc(2026, 11, 30, 23, 0, 0), date(2026, 11, 30), date(2026, 12, 1)),
-    # Summer time begins on Sunday 29 March 2026 (02:00 -> 03:00): that Sunday ends at 22:00 UTC.
-    # A fixed UTC+1 would put 22:30 UTC on Sunday 23:30, in the wrong week.
-    (utc(2026, 3, 29, 21, 59, 59), date(2026, 3, 23), date(2026, 3, 1)),
-    (utc(2026, 3, 29, 22, 0, 0), date(2026, 3, 30), date(2026, 3, 1)),
-    (utc(2026, 3, 29, 22, 30, 0), date(2026, 3, 30), date(2026, 3, 1)),
-    # ... and in summer 1 April starts at 22:00 UTC on 31 March.
-    (utc(2026, 3, 31, 21, 59, 59), date(2026, 3, 30), date(2026, 3, 1)),
-    (utc(2026, 3, 31, 22, 0, 0), date(2026, 3, 30), date(2026, 4, 1)),
-    # Summer time ends on Sunday 25 October 2026 (03:00 -> 02:00): Monday 26 starts at 23:00 UTC.
-    # A fixed UTC+2 would put 22:30 UTC on Monday 00:30, in the wrong week.
-    (utc(2026, 10, 25, 22, 30, 0), date(2026, 10, 19), date(2026, 10, 1)),
-    (utc(2026, 10, 25, 22, 59, 59), date(2026, 10, 19), date(2026, 10, 1)),
-    (utc(2026, 10, 25, 23, 0, 0), date(2026, 10, 26), date(2026, 10, 1)),
-    # The night of the change itself: 00:30 and 02:30 (twice) on Sunday 25 October are all that Sunday.
-    (madrid(2026, 10, 25, 2, 30, fold=0), date(2026, 10, 19), date(2026, 10, 1)),
-    (madrid(2026, 10, 25, 2, 30, fold=1), date(2026, 10, 19), date(2026, 10, 1)),
-    # 1 November (winter again) starts at 23:00 UTC on 31 October; summer's +2 would say 22:00.
-    (utc(2026, 10, 31, 22, 30, 0), date(2026, 10, 26), date(2026, 10, 1)),
-    (utc(2026, 10, 31, 23, 0, 0), date(2026, 10, 26), date(2026, 11, 1)),
-])
+@pytest.mark.parametrize(
+    "moment, week, month",
+    [
+        # Sunday 23:59:59 and Monday 00:00 in Madrid (winter, UTC+1): Monday 30 November starts at 23:00 UTC.
+        (utc(2026, 11, 29, 22, 59, 59), date(2026, 11, 23), date(2026, 11, 1)),
+        (utc(2026, 11, 29, 23, 0, 0), date(2026, 11, 30), date(2026, 11, 1)),
+        # The 1st of a winter month: 1 December starts at 23:00 UTC on 30 November.
+        (utc(2026, 11, 30, 22, 59, 59), date(2026, 11, 30), date(2026, 11, 1)),
+        (utc(2026, 11, 30, 23, 0, 0), date(2026, 11, 30), date(2026, 12, 1)),
+        # Summer time begins on Sunday 29 March 2026 (02:00 -> 03:00): that Sunday ends at 22:00 UTC.
+        # A fixed UTC+1 would put 22:30 UTC on Sunday 23:30, in the wrong week.
+        (utc(2026, 3, 29, 21, 59, 59), date(2026, 3, 23), date(2026, 3, 1)),
+        (utc(2026, 3, 29, 22, 0, 0), date(2026, 3, 30), date(2026, 3, 1)),
+        (utc(2026, 3, 29, 22, 30, 0), date(2026, 3, 30), date(2026, 3, 1)),
+        # ... and in summer 1 April starts at 22:00 UTC on 31 March.
+        (utc(2026, 3, 31, 21, 59, 59), date(2026, 3, 30), date(2026, 3, 1)),
+        (utc(2026, 3, 31, 22, 0, 0), date(2026, 3, 30), date(2026, 4, 1)),
+        # Summer time ends on Sunday 25 October 2026 (03:00 -> 02:00): Monday 26 starts at 23:00 UTC.
+        # A fixed UTC+2 would put 22:30 UTC on Monday 00:30, in the wrong week.
+        (utc(2026, 10, 25, 22, 30, 0), date(2026, 10, 19), date(2026, 10, 1)),
+        (utc(2026, 10, 25, 22, 59, 59), date(2026, 10, 19), date(2026, 10, 1)),
+        (utc(2026, 10, 25, 23, 0, 0), date(2026, 10, 26), date(2026, 10, 1)),
+        # The night of the change itself: 00:30 and 02:30 (twice) on Sunday 25 October are all that Sunday.
+        (madrid(2026, 10, 25, 2, 30, fold=0), date(2026, 10, 19), date(2026, 10, 1)),
+        (madrid(2026, 10, 25, 2, 30, fold=1), date(2026, 10, 19), date(2026, 10, 1)),
+        # 1 November (winter again) starts at 23:00 UTC on 31 October; summer's +2 would say 22:00.
+        (utc(2026, 10, 31, 22, 30, 0), date(2026, 10, 26), date(2026, 10, 1)),
+        (utc(2026, 10, 31, 23, 0, 0), date(2026, 10, 26), date(2026, 11, 1)),
+    ],
+)
 def test_period_start_follows_madrid_midnight(moment, week, month):
     assert scores.period_start(WEEK, moment) == week
     assert scores.period_start(MONTH, moment) == month
@@ -51,8 +53,8 @@ def test_period_start_follows_madrid_midnight(moment, week, month):
 
 
 def test_madrid_midnight_has_the_day_s_own_offset():
-    assert scores.madrid_midnight(date(2026, 3, 30)) == utc(2026, 3, 29, 22)   # summer: +2
-    assert scores.madrid_midnight(date(2026, 3, 29)) == utc(2026, 3, 28, 23)   # the change's day begins at +1
+    assert scores.madrid_midnight(date(2026, 3, 30)) == utc(2026, 3, 29, 22)  # summer: +2
+    assert scores.madrid_midnight(date(2026, 3, 29)) == utc(2026, 3, 28, 23)  # the change's day begins at +1
     assert scores.madrid_midnight(date(2026, 10, 26)) == utc(2026, 10, 25, 23)  # winter: +1
     assert scores.madrid_midnight(date(2026, 10, 25)) == utc(2026, 10, 24, 22)  # that day begins at +2
 
@@ -66,12 +68,15 @@ def test_neighbouring_periods():
     assert scores.next_start(ALL, scores.ALL_TIME) is None
 
 
-@pytest.mark.parametrize("last_moment_in, first_moment_after, period, start", [
-    (utc(2026, 3, 29, 21, 59, 59), utc(2026, 3, 29, 22), WEEK, date(2026, 3, 23)),
-    (utc(2026, 10, 25, 22, 59, 59), utc(2026, 10, 25, 23), WEEK, date(2026, 10, 19)),
-    (utc(2026, 3, 31, 21, 59, 59), utc(2026, 3, 31, 22), MONTH, date(2026, 3, 1)),
-    (utc(2026, 10, 31, 22, 59, 59), utc(2026, 10, 31, 23), MONTH, date(2026, 10, 1)),
-])
+@pytest.mark.parametrize(
+    "last_moment_in, first_moment_after, period, start",
+    [
+        (utc(2026, 3, 29, 21, 59, 59), utc(2026, 3, 29, 22), WEEK, date(2026, 3, 23)),
+        (utc(2026, 10, 25, 22, 59, 59), utc(2026, 10, 25, 23), WEEK, date(2026, 10, 19)),
+        (utc(2026, 3, 31, 21, 59, 59), utc(2026, 3, 31, 22), MONTH, date(2026, 3, 1)),
+        (utc(2026, 10, 31, 22, 59, 59), utc(2026, 10, 31, 23), MONTH, date(2026, 10, 1)),
+    ],
+)
 def test_a_period_is_final_from_the_madrid_midnight_that_ends_it(last_moment_in, first_moment_after, period, start):
     assert not scores.is_final(period, start, last_moment_in)
     assert scores.is_final(period, start, first_moment_after)

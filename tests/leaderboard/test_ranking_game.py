@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 from django.db.models import Sum
+from live.helpers import play_to_the_end
 
 from accounts.models import Entry
 from games import actions
 from games.models import Seat, Table
 from leaderboard import scores
-from live.helpers import play_to_the_end
 from leaderboard.models import PeriodScore
 
 pytestmark = pytest.mark.django_db
@@ -19,8 +19,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def bots_without_pauses(settings):
     settings.POCHA_BOT_DELAY = 0
-
-
 
 
 def fill_with_bots_now(table: Table) -> None:
@@ -35,8 +33,10 @@ def fill_with_bots_now(table: Table) -> None:
 
 
 def kept_totals() -> dict:
-    return {(r.user_id, r.period, r.start): {"net": r.net, "games": r.games, "wins": r.wins}
-            for r in PeriodScore.objects.all()}
+    return {
+        (r.user_id, r.period, r.start): {"net": r.net, "games": r.games, "wins": r.wins}
+        for r in PeriodScore.objects.all()
+    }
 
 
 def test_a_staked_quick_game_then_a_private_one(client, django_user_model):
@@ -49,8 +49,7 @@ def test_a_staked_quick_game_then_a_private_one(client, django_user_model):
     seat = Seat.objects.get(table=table, user=human)
     net = seat.winnings - 100
     # what the ledger says this game did to her chips
-    assert Entry.objects.filter(transaction__table=table, account__user=human).aggregate(
-        s=Sum("amount"))["s"] == net
+    assert Entry.objects.filter(transaction__table=table, account__user=human).aggregate(s=Sum("amount"))["s"] == net
 
     rows = PeriodScore.objects.filter(user=human)
     assert {r.period for r in rows} == {"week", "month", "all"}

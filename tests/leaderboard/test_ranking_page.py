@@ -9,21 +9,27 @@ from datetime import date, timedelta
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from ranking_helpers import add_scores, freeze, madrid, make_users
 
 from leaderboard import scores
 from leaderboard.models import PeriodScore
-
-from ranking_helpers import add_scores, freeze, madrid, make_users
 
 pytestmark = pytest.mark.django_db
 
 WEEK, MONTH, ALL = PeriodScore.Period.WEEK, PeriodScore.Period.MONTH, PeriodScore.Period.ALL
 #: A Wednesday: this week started on Monday 23 November, this month on the 1st.
 NOW = madrid(2026, 11, 25, 12, 0)
-THIS_WEEK, LAST_WEEK, THIS_MONTH, LAST_MONTH = date(2026, 11, 23), date(2026, 11, 16), date(2026, 11, 1), date(2026, 10, 1)
-ROW = re.compile(r'<tr( class="me" aria-current="true")?>\s*<td class="num">([\d.]+)</td>\s*'
-                 r'<td><a href="/jugador/([^/]+)/">([^<]+)</a></td>\s*<td class="num[^"]*">([^<]+)</td>\s*'
-                 r'<td class="num">([\d.]+)</td>\s*<td class="num">([\d.]+)</td>')
+THIS_WEEK, LAST_WEEK, THIS_MONTH, LAST_MONTH = (
+    date(2026, 11, 23),
+    date(2026, 11, 16),
+    date(2026, 11, 1),
+    date(2026, 10, 1),
+)
+ROW = re.compile(
+    r'<tr( class="me" aria-current="true")?>\s*<td class="num">([\d.]+)</td>\s*'
+    r'<td><a href="/jugador/([^/]+)/">([^<]+)</a></td>\s*<td class="num[^"]*">([^<]+)</td>\s*'
+    r'<td class="num">([\d.]+)</td>\s*<td class="num">([\d.]+)</td>'
+)
 
 
 @pytest.fixture(autouse=True)
@@ -45,8 +51,9 @@ def crowd():
     """150 players this week: player k has 10·k chips (k = 1..150) and k games, so the ranking is
     crowd149 (1,500) down to crowd000 (10)."""
     users = make_users("crowd", 150)
-    add_scores([(u, 10 * (i + 1), i + 1, i // 10, NOW - timedelta(hours=1)) for i, u in enumerate(users)],
-               WEEK, THIS_WEEK)
+    add_scores(
+        [(u, 10 * (i + 1), i + 1, i // 10, NOW - timedelta(hours=1)) for i, u in enumerate(users)], WEEK, THIS_WEEK
+    )
     return users
 
 
@@ -65,8 +72,16 @@ def test_the_top_100_in_order_with_name_net_games_and_wins(client, crowd):
 
 def test_ties_go_to_whoever_reached_the_score_first(client):
     early, late, middle, rich = make_users("tie", 4)
-    add_scores([(late, 200, 3, 1, NOW - timedelta(minutes=1)), (early, 200, 5, 2, NOW - timedelta(hours=2)),
-                (middle, 200, 1, 1, NOW - timedelta(hours=1)), (rich, 900, 1, 1, NOW)], WEEK, THIS_WEEK)
+    add_scores(
+        [
+            (late, 200, 3, 1, NOW - timedelta(minutes=1)),
+            (early, 200, 5, 2, NOW - timedelta(hours=2)),
+            (middle, 200, 1, 1, NOW - timedelta(hours=1)),
+            (rich, 900, 1, 1, NOW),
+        ],
+        WEEK,
+        THIS_WEEK,
+    )
     assert names(client.get("/clasificacion/").content.decode()) == ["tie003", "tie000", "tie002", "tie001"]
     for expected, user in enumerate([rich, early, middle, late], start=1):
         assert scores.position_of(PeriodScore.objects.get(user=user, period=WEEK)) == expected
@@ -108,15 +123,18 @@ def test_positions_agree_with_the_order_of_the_list_ties_included(client):
     moments = [NOW - timedelta(minutes=m) for m in (5, 5, 5, 30, 30, 90)]
     rows = [(u, 100 * (i % 7) - 200, 1 + i % 3, i % 2, moments[i % len(moments)]) for i, u in enumerate(users)]
     add_scores(rows, WEEK, THIS_WEEK)
-    ordered = list(PeriodScore.objects.filter(period=WEEK, start=THIS_WEEK)
-                   .order_by("-net", "reached_at", "user_id"))
+    ordered = list(PeriodScore.objects.filter(period=WEEK, start=THIS_WEEK).order_by("-net", "reached_at", "user_id"))
     assert [scores.position_of(row) for row in ordered] == list(range(1, 131))
     listed = names(client.get("/clasificacion/").content.decode())
     assert listed == [row.user.username for row in ordered[:100]]
     # the 101st is told so, below the table; the 100th is in it
     client.force_login(ordered[100].user)
     html = client.get("/clasificacion/").content.decode()
-    assert "Tu puesto: <strong>101</strong>" in html and table_rows(html)[-1][:3] == (True, "101", ordered[100].user.username)
+    assert "Tu puesto: <strong>101</strong>" in html and table_rows(html)[-1][:3] == (
+        True,
+        "101",
+        ordered[100].user.username,
+    )
     client.force_login(ordered[99].user)
     html = client.get("/clasificacion/").content.decode()
     assert "Tu puesto: <strong>100</strong>" in html and len(table_rows(html)) == 100 and table_rows(html)[-1][0]
@@ -181,15 +199,22 @@ def three_periods(users):
     add_scores([(users[4], 500, 5, 1, NOW - timedelta(days=30))], MONTH, LAST_MONTH)
 
 
-@pytest.mark.parametrize("url, who, tab, heading", [
-    ("/clasificacion/", "tab000", "Esta semana", "Semana del 23 de noviembre al 29 de noviembre de 2026"),
-    ("/clasificacion/semana/", "tab000", "Esta semana", "Semana del 23 de noviembre al 29 de noviembre de 2026"),
-    ("/clasificacion/mes/", "tab001", "Este mes", "Noviembre de 2026"),
-    ("/clasificacion/siempre/", "tab002", "Siempre", "Desde siempre"),
-    ("/clasificacion/semana/2026-11-16/", "tab003", "Esta semana",
-     "Semana del 16 de noviembre al 22 de noviembre de 2026"),
-    ("/clasificacion/mes/2026-10-01/", "tab004", "Este mes", "Octubre de 2026"),
-])
+@pytest.mark.parametrize(
+    "url, who, tab, heading",
+    [
+        ("/clasificacion/", "tab000", "Esta semana", "Semana del 23 de noviembre al 29 de noviembre de 2026"),
+        ("/clasificacion/semana/", "tab000", "Esta semana", "Semana del 23 de noviembre al 29 de noviembre de 2026"),
+        ("/clasificacion/mes/", "tab001", "Este mes", "Noviembre de 2026"),
+        ("/clasificacion/siempre/", "tab002", "Siempre", "Desde siempre"),
+        (
+            "/clasificacion/semana/2026-11-16/",
+            "tab003",
+            "Esta semana",
+            "Semana del 16 de noviembre al 22 de noviembre de 2026",
+        ),
+        ("/clasificacion/mes/2026-10-01/", "tab004", "Este mes", "Octubre de 2026"),
+    ],
+)
 def test_each_tab_is_a_plain_url_and_an_htmx_fragment(client, url, who, tab, heading):
     three_periods(make_users("tab", 5))
     page = client.get(url)
@@ -207,7 +232,7 @@ def test_each_tab_is_a_plain_url_and_an_htmx_fragment(client, url, who, tab, hea
     assert names(part) == [who]
     assert "HX-Request" in fragment["Vary"]
     # the fragment is the page's ranking section, as it is on the page
-    section = part[part.index('<section id="ranking"'):]
+    section = part[part.index('<section id="ranking"') :]
     assert section.strip() in html
 
     # htmx restoring a page its history cache lost asks for the whole page
@@ -218,10 +243,11 @@ def test_each_tab_is_a_plain_url_and_an_htmx_fragment(client, url, who, tab, hea
 def test_tabs_and_period_links_swap_the_ranking_and_push_the_url(client):
     html = client.get("/clasificacion/semana/2026-11-16/").content.decode()
     for url in ["/clasificacion/semana/", "/clasificacion/mes/", "/clasificacion/siempre/"]:
-        assert (f'<a href="{url}" hx-get="{url}" hx-target="#ranking" hx-swap="outerHTML" hx-push-url="true"'
-                in html)
-    assert ('<a href="/clasificacion/semana/2026-11-09/" hx-get="/clasificacion/semana/2026-11-09/" '
-            'hx-target="#ranking" hx-swap="outerHTML" hx-push-url="true" rel="prev">← Semana anterior</a>') in html
+        assert f'<a href="{url}" hx-get="{url}" hx-target="#ranking" hx-swap="outerHTML" hx-push-url="true"' in html
+    assert (
+        '<a href="/clasificacion/semana/2026-11-09/" hx-get="/clasificacion/semana/2026-11-09/" '
+        'hx-target="#ranking" hx-swap="outerHTML" hx-push-url="true" rel="prev">← Semana anterior</a>'
+    ) in html
     # the week after last week is this week, under its own address
     assert 'href="/clasificacion/semana/" hx-get="/clasificacion/semana/"' in html and "Semana siguiente →" in html
     assert 'aria-current="true">' in html  # the week tab is the kind of period shown, not this page
@@ -269,23 +295,26 @@ def test_the_first_week_offers_no_way_further_back(client):
 # -- bad input ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", [
-    "/clasificacion/anio/",
-    "/clasificacion/Semana/",
-    "/clasificacion/semana/2026-11-24/",   # a Tuesday
-    "/clasificacion/mes/2026-11-02/",      # not the 1st
-    "/clasificacion/semana/2026-11-30/",   # next week: not yet
-    "/clasificacion/mes/2026-12-01/",      # next month
-    "/clasificacion/semana/9999-12-27/",
-    "/clasificacion/siempre/2026-11-23/",  # all time has no dates
-    "/clasificacion/semana/2026-02-30/",
-    "/clasificacion/semana/2026-13-01/",
-    "/clasificacion/semana/0001-01-01/",   # a Monday, before anything
-    "/clasificacion/semana/hola/",
-    "/clasificacion/semana/20261123/",
-    "/clasificacion/semana/2026-11-23/extra/",
-    "/jugador/nadie-se-llama-asi/",        # the names in the table link there
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/clasificacion/anio/",
+        "/clasificacion/Semana/",
+        "/clasificacion/semana/2026-11-24/",  # a Tuesday
+        "/clasificacion/mes/2026-11-02/",  # not the 1st
+        "/clasificacion/semana/2026-11-30/",  # next week: not yet
+        "/clasificacion/mes/2026-12-01/",  # next month
+        "/clasificacion/semana/9999-12-27/",
+        "/clasificacion/siempre/2026-11-23/",  # all time has no dates
+        "/clasificacion/semana/2026-02-30/",
+        "/clasificacion/semana/2026-13-01/",
+        "/clasificacion/semana/0001-01-01/",  # a Monday, before anything
+        "/clasificacion/semana/hola/",
+        "/clasificacion/semana/20261123/",
+        "/clasificacion/semana/2026-11-23/extra/",
+        "/jugador/nadie-se-llama-asi/",  # the names in the table link there
+    ],
+)
 def test_unknown_periods_and_bad_dates_get_the_site_s_404_page(client, settings, url):
     settings.DEBUG = False
     client.force_login(make_users("visita", 1)[0])
@@ -302,10 +331,20 @@ def test_the_404_page_in_english_too(client, settings):
     assert response.status_code == 404 and '<html lang="en">' in response.content.decode()
 
 
-@pytest.mark.parametrize("query", [
-    "?pagina=-1", "?pagina=abc", "?pagina=99999999999999999999999", "?pagina=0&pagina=5", "?periodo=anio",
-    "?start=2026-11-30", "?n=1000000", "?%00=%00", "?pagina=" + "9" * 5000,
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?pagina=-1",
+        "?pagina=abc",
+        "?pagina=99999999999999999999999",
+        "?pagina=0&pagina=5",
+        "?periodo=anio",
+        "?start=2026-11-30",
+        "?n=1000000",
+        "?%00=%00",
+        "?pagina=" + "9" * 5000,
+    ],
+)
 def test_query_parameters_change_nothing(client, crowd, query):
     client.force_login(crowd[4])
     plain = client.get("/clasificacion/").content.decode()

@@ -19,5 +19,6 @@ class Command(BaseCommand):
             self.stderr.write(problem)
         if problems:
             raise CommandError(f"{len(problems)} problem(s) in the chip ledger")
-        self.stdout.write(f"ok: {Account.objects.count()} accounts, {Transaction.objects.count()} transactions, "
-                          "every one balances")
+        self.stdout.write(
+            f"ok: {Account.objects.count()} accounts, {Transaction.objects.count()} transactions, every one balances"
+        )
