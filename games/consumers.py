@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
-from games import access, actions, push, selectors, talk, watchers
+from games import access, actions, presence, push, selectors, talk
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,32 @@ def scope_language(scope: dict[str, Any]) -> str:
     return settings.LANGUAGE_CODE
 
 
+class ConnectionFailed(Exception):
+    """A table socket could not be set up (logged already): the server closes it with 1011."""
+
+
 class TableConsumer(AsyncWebsocketConsumer):
+    """One socket showing one table.  Whatever fails in it is logged and handled: the socket's row and
+    groups are undone on every way out (a refused or failed connection, a clean close, an exception
+    escaping a handler, the task being cancelled), and a failed redraw leaves the socket open."""
+
     table_id: int
     user_id: int | None
     language: str
     sent_seq: int
+    #: This socket's row is written (it counts as showing the table, and its person as present).
+    watching = False
+    #: The groups this socket has joined (discarded on the way out).
+    joined: tuple[str, ...] = ()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # an exception escaped, or the task was cancelled: no disconnect ran
+            try:
+                await self.leave()
+            except BaseException:  # the loop is going away: the process's death will undo the rest
+                log.exception("table %s: leaving failed", getattr(self, "table_id", None))
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -56,47 +77,74 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.accept()
+        try:
+            await self.join_and_draw()
+        except Exception:
+            log.exception("table %s: connection of user %s failed", self.table_id, self.user_id)
+            await self.leave()
+            await self.close_failed()
+
+    async def join_and_draw(self) -> None:
         # Join the person's group before looking at their suspension: one written in between is then
         # either seen here or heard there.
-        await self.channel_layer.group_add(push.user_group(self.user_id), self.channel_name)
+        await self.join(push.user_group(self.user_id))
         reason = await database_sync_to_async(moderation.suspension_reason)(self.user_id)
         if reason is not None:
             await self.refuse_suspended(reason)
             return
-        if not await database_sync_to_async(access.can_view_id)(self.table_id, user):
+        if not await database_sync_to_async(access.can_view_id)(self.table_id, self.user):
             # A private table is, to anyone not at it, a table that does not exist.
-            await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
-            await self.close(code=4404)
+            await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
             return
-        # Counted as watching before joining the table's group: the redraw pushed for everyone else when
-        # a spectator arrives does not come back to this socket, whose first board (drawn after joining,
-        # so no change is missed) already counts it.
-        await self.start_watching()
-        await self.channel_layer.group_add(push.table_group(self.table_id), self.channel_name)
+        # Counted (as watching, and present if seated) before joining the table's group: the redraw
+        # pushed for everyone else does not come back to this socket, whose first board (drawn after
+        # joining, so no change is missed) already counts it.
+        try:
+            await database_sync_to_async(presence.open_socket)(self.table_id, self.user_id, self.channel_name)
+        except actions.ActionError as error:  # too many sockets: nothing was written
+            await self.refuse(error, 4429)
+            return
+        self.watching = True
+        await self.join(push.table_group(self.table_id))
         if not await self.send_board():
-            await self.send_error(actions.ActionError("unknown_table", _("Esa mesa no existe.")))
-            await self.close(code=4404)
-            return
-        await database_sync_to_async(actions.do_presence)(self.table_id, self.user_id, +1)
-        self.counted = True
+            await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
+
+    async def close_failed(self) -> None:
+        """Close with 1011 (a server error), which the page's socket answers by connecting again.  Daphne
+        refuses that code from an application (only 1000 and 3000-4999) and sends it itself for one that
+        raised: then the refusal is raised on."""
+        try:
+            await self.close(code=1011)
+        except Exception as refused:
+            raise ConnectionFailed("closed with 1011") from refused
+
+    async def join(self, group: str) -> None:
+        self.joined = (*self.joined, group)  # before: a join that fails half way is discarded too
+        await self.channel_layer.group_add(group, self.channel_name)
+
+    async def refuse(self, error: actions.ActionError, code: int) -> None:
+        """Say why to this socket alone, undo what it joined and wrote, and close it."""
+        await self.send_error(error)
+        await self.leave()
+        await self.close(code=code)
+
+    async def leave(self) -> None:
+        """Undo what the socket joined and wrote (idempotent: any way out may call it again)."""
+        joined, self.joined = self.joined, ()
+        for group in joined:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:  # the channel layer is down: its group expiry forgets the channel
+                log.exception("table %s: leaving group %s failed", getattr(self, "table_id", None), group)
+        if self.watching:
+            self.watching = False
+            try:
+                await database_sync_to_async(presence.close_socket)(self.channel_name)
+            except Exception:  # the process's next beats delete the row (``presence.check_own_rows``)
+                log.exception("table %s: presence update failed", self.table_id)
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "user_id", None) is not None:
-            await self.channel_layer.group_discard(push.user_group(self.user_id), self.channel_name)
-        if hasattr(self, "table_id"):
-            await self.channel_layer.group_discard(push.table_group(self.table_id), self.channel_name)
-            if getattr(self, "watching", False):
-                self.watching = False
-                try:
-                    await database_sync_to_async(watchers.unwatch)(self.table_id, self.channel_name)
-                except Exception:
-                    log.exception("table %s: spectator count update failed", self.table_id)
-            if getattr(self, "counted", False):
-                self.counted = False
-                try:
-                    await database_sync_to_async(actions.do_presence)(self.table_id, self.user_id, -1)
-                except Exception:
-                    log.exception("table %s: presence update failed", self.table_id)
+        await self.leave()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
@@ -106,7 +154,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             if not isinstance(data, dict):
                 raise ValueError
         except (ValueError, RecursionError):  # RecursionError: a few KB of nested brackets
-            await self.send_error(actions.ActionError("malformed", _("Mensaje no válido.")))
+            await self.answer(actions.ActionError("malformed", _("Mensaje no válido.")))
             return
         data.pop("HEADERS", None)
         if data.get("action") == "say":  # table talk: not a move, parse_request does not know it
@@ -121,21 +169,22 @@ class TableConsumer(AsyncWebsocketConsumer):
                 await database_sync_to_async(actions.do_action)(self.table_id, self.user, action, seq)
             else:
                 await database_sync_to_async(actions.ACTIONS_BY_VERB[verb])(self.table_id, self.user, seq)
+                if verb == "sit":  # a seat taken from an open socket: its person is present at once
+                    await database_sync_to_async(presence.refresh)(self.table_id, self.user_id)
         except actions.ActionError as error:
+            await self.answer(error)
+        except Exception:
+            log.exception("table %s: frame failed", getattr(self, "table_id", None))
+            await self.answer(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+
+    async def answer(self, error: actions.ActionError) -> None:
+        """Tell this socket alone why its frame was refused (and redraw it first if its page was stale)."""
+        try:
             if error.resync:
                 await self.send_board(force=True)
             await self.send_error(error)
-        except Exception:
-            log.exception("table %s: frame failed", getattr(self, "table_id", None))
-            await self.send_error(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
-
-    async def start_watching(self) -> None:
-        """Record this socket as showing the table, and redraw the table if a spectator arrived."""
-        try:
-            await database_sync_to_async(watchers.watch)(self.table_id, self.user_id, self.channel_name)
-            self.watching = True
-        except Exception:  # the count is for show: the board works without it
-            log.exception("table %s: spectator count update failed", self.table_id)
+        except Exception:  # the answer is lost, the socket is not
+            log.exception("table %s: answering a frame failed", getattr(self, "table_id", None))
 
     async def say(self, value: Any) -> None:
         """A preset phrase from a person seated here, to everyone at the table; errors to the sender alone."""
@@ -147,10 +196,10 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_send(push.table_group(self.table_id),
                                                 {"type": "table.talk", "seat": position, "phrase": phrase})
         except actions.ActionError as error:
-            await self.send_error(error)
+            await self.answer(error)
         except Exception:
             log.exception("table %s: phrase failed", getattr(self, "table_id", None))
-            await self.send_error(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+            await self.answer(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
 
     async def table_talk(self, event: dict[str, Any]) -> None:
         """Someone at the table said a phrase: draw it in this viewer's language."""
@@ -171,17 +220,24 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     async def account_suspended(self, event: dict[str, Any]) -> None:
         """A moderator has just suspended this person: say why and close."""
-        await self.refuse_suspended(str(event.get("reason", "")))
+        try:
+            await self.refuse_suspended(str(event.get("reason", "")))
+        except Exception:
+            log.exception("table %s: closing a suspended person's socket failed", getattr(self, "table_id", None))
+            await self.leave()
+            await self.close(code=4403)
 
     async def refuse_suspended(self, reason: str) -> None:
-        await self.send_error(access.suspended_error(reason))
-        await self.close(code=4403)
+        await self.refuse(access.suspended_error(reason), 4403)
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         self.seat_names = None  # seats change only with the table: names are read again at the next phrase
-        seq = int(event.get("seq", 0))
-        if seq > self.sent_seq or (event.get("force") and seq == self.sent_seq):
-            await self.send_board(force=True)
+        try:
+            seq = int(event.get("seq", 0))
+            if seq > self.sent_seq or (event.get("force") and seq == self.sent_seq):
+                await self.send_board(force=True)
+        except Exception:  # a board not drawn is caught up at the next change or resync; a consumer lost is not
+            log.exception("table %s: redraw at seq %s failed", getattr(self, "table_id", None), event.get("seq"))
 
     async def send_board(self, force: bool = False) -> bool:
         rendered = await database_sync_to_async(selectors.render_board)(self.table_id, self.user_id, self.language)

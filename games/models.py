@@ -226,13 +226,39 @@ class Play(models.Model):
         return gettext("Asiento %(seat)s juega %(card)s") % {"seat": self.seat, "card": self.card}
 
 
-class Watcher(models.Model):
-    """One open socket showing a table (a seated player's or a spectator's), for counting who watches."""
+class ServerProcess(models.Model):
+    """One ASGI server process, alive while it beats (``games.presence``): its sockets count only as long
+    as it does, so that a process killed without closing them cannot leave anyone counted online."""
 
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="watchers", verbose_name=_("mesa"))
+    id = models.UUIDField(primary_key=True, editable=False)
+    #: host:pid, for the admin (two processes never share an id, even on one host).
+    name = models.CharField(_("nombre"), max_length=200, blank=True, default="")
+    started_at = models.DateTimeField(_("arrancado el"), auto_now_add=True)
+    #: The last beat: not seen for ``POCHA_PRESENCE_TTL`` seconds, the process is dead.
+    seen_at = models.DateTimeField(_("visto el"), db_index=True)
+
+    class Meta:
+        verbose_name = _("proceso del servidor")
+        verbose_name_plural = _("procesos del servidor")
+
+    def __str__(self) -> str:
+        return self.name or str(self.pk)
+
+
+class Watcher(models.Model):
+    """One open socket showing a table (a seated player's or a spectator's): who watches, and who of
+    the seated people is present (``games.presence``).  It lives as long as its server process."""
+
+    # No database constraint: inserting a row would otherwise wait for the table row's lock (a key-share
+    # lock against a move's FOR UPDATE), and opening a socket must never wait for a move.
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="watchers", verbose_name=_("mesa"),
+                              db_constraint=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
                              verbose_name=_("usuario"))
     channel_name = models.CharField(_("canal"), max_length=200, unique=True)
+    #: The process holding the socket (null: a row from before processes were recorded).
+    process = models.ForeignKey(ServerProcess, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="watchers", verbose_name=_("proceso"))
     seen_at = models.DateTimeField(_("visto el"), auto_now=True)
 
     class Meta:

@@ -8,7 +8,11 @@ Two things act on it, both through ``actions.do_due(table_id, seq)``, which is i
   ``POCHA_CELERY_CLOCK`` is on, else a ``call_later`` on the ASGI server's own event loop
   (a separate process cannot reach an in-memory channel layer);
 * a sweeper every couple of seconds (Celery beat, or a task on the same loop) that runs
-  every overdue step a lost timer left behind — after a restart, for instance.
+  every overdue step a lost timer left behind — after a restart, for instance.  In services mode each
+  ASGI process sweeps too (``games.presence.keep_alive``), the steps overdue by more than
+  ``POCHA_SERVER_SWEEP_SLACK`` seconds, so that a dead worker or beat stalls no game.
+
+``bind_loop`` also starts the process's presence beat (``games.presence``) in both modes.
 
 A bot's turn takes thought (up to 600 ms for a difícil bot), and that thought never runs inside the
 table's transaction, on the server's event loop, or on the one thread Channels gives the database
@@ -25,7 +29,7 @@ import contextvars
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -40,6 +44,7 @@ THINKING_THREADS = 2
 
 _loop: asyncio.AbstractEventLoop | None = None
 _sweeper: asyncio.Task[None] | None = None
+_keeper: asyncio.Task[None] | None = None
 _thinkers: ThreadPoolExecutor | None = None
 _thinkers_lock = threading.Lock()
 #: Steps (table, seq) being run on this loop: the timer and the sweeper finding the same step think once.
@@ -51,17 +56,20 @@ def celery_clock() -> bool:
 
 
 def bind_loop() -> None:
-    """Called from the ASGI application: remember the server's loop and start the sweeper on it."""
-    global _loop, _sweeper
-    if celery_clock():
-        return
+    """Called from the ASGI application: remember the server's loop and start on it the process's
+    presence beat, and (without Celery) the sweeper of overdue steps."""
+    global _loop, _sweeper, _keeper
+    from games import presence
+
     loop = asyncio.get_running_loop()
-    if _loop is loop and _sweeper is not None and not _sweeper.done():
-        return
     if _loop is not loop:
         _running.clear()  # steps left on a loop that is gone will never finish there
-    _loop = loop
-    _sweeper = loop.create_task(_sweep_forever())
+        presence.forget_local()  # and its sockets are gone with it
+        _loop, _sweeper, _keeper = loop, None, None
+    if _keeper is None or _keeper.done():
+        _keeper = loop.create_task(presence.keep_alive(), context=contextvars.Context())
+    if not celery_clock() and (_sweeper is None or _sweeper.done()):
+        _sweeper = loop.create_task(_sweep_forever(), context=contextvars.Context())
 
 
 def arm(table_id: int, seq: int, due: datetime) -> None:
@@ -113,11 +121,11 @@ async def run_due_async(table_id: int, seq: int) -> None:
         _running.discard(key)
 
 
-def overdue_steps(limit: int = 500) -> list[tuple[int, int]]:
-    """(table, seq) of every step whose time has come, oldest first."""
+def overdue_steps(limit: int = 500, slack: float = 0.0) -> list[tuple[int, int]]:
+    """(table, seq) of every step whose time has come (``slack`` seconds ago at least), oldest first."""
     from games.models import Table
 
-    return list(Table.objects.filter(due_at__lte=timezone.now()).order_by("due_at")
+    return list(Table.objects.filter(due_at__lte=timezone.now() - timedelta(seconds=slack)).order_by("due_at")
                 .values_list("pk", "seq")[:limit])
 
 
@@ -135,10 +143,11 @@ def sweep() -> int:
     return moved
 
 
-async def sweep_async() -> None:
-    """One sweep on the server's loop: the overdue steps are looked up on the database thread, then each
-    runs through ``run_due_async`` (so no bot thinks on the database thread here either)."""
-    overdue = await database_sync_to_async(overdue_steps)()
+async def sweep_async(slack: float = 0.0) -> None:
+    """One sweep on the server's loop: the overdue steps (by ``slack`` seconds at least) are looked up on
+    the database thread, then each runs through ``run_due_async`` (so no bot thinks on the database
+    thread here either)."""
+    overdue = await database_sync_to_async(overdue_steps)(slack=slack)
     await asyncio.gather(*(run_due_async(table_id, seq) for table_id, seq in overdue))
 
 

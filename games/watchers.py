@@ -5,13 +5,15 @@ A spectator is a person with at least one such socket and no seat at the table; 
 same person count once, and a seated player's sockets never count.  ``add`` and ``remove`` tell the
 consumer whether the number of spectators changed, so it can push one redraw to the table.
 
-Rows left behind by a process that was killed (no disconnect ran) are a known issue (issue 11);
-``prune`` deletes rows not seen for a while, and is not yet wired to anything.
+Each row carries the server process holding its socket, and lives as long as that process beats: the
+rows of a process killed without closing its sockets are deleted by the presence sweeper
+(``games.presence``, which also derives the seated people's presence from these rows).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from uuid import UUID
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -29,7 +31,7 @@ def _seated_and_watching(table_id: int, user_id: int) -> tuple[bool, bool] | Non
     return None if row is None else (bool(row[0]), bool(row[1]))
 
 
-def add(table_id: int, user_id: int, channel_name: str) -> bool:
+def add(table_id: int, user_id: int, channel_name: str, process_id: UUID | None = None) -> bool:
     """Record that the socket ``channel_name`` of ``user_id`` shows the table (two queries: one read,
     one insert).  True when this made the number of spectators change (a person with no seat there
     opened their first socket), so the table should be redrawn.
@@ -40,26 +42,33 @@ def add(table_id: int, user_id: int, channel_name: str) -> bool:
     if found is None:
         return False
     seated, watching = found
-    Watcher.objects.create(table_id=table_id, user_id=user_id, channel_name=channel_name)
+    Watcher.objects.create(table_id=table_id, user_id=user_id, channel_name=channel_name, process_id=process_id)
     return not seated and not watching
 
 
 def remove(channel_name: str) -> bool:
     """Forget the socket ``channel_name`` (three queries: find, delete, one read).  True when this made
-    the number of spectators change (a person with no seat there closed their last socket).
+    the number of spectators change (a person with no seat there closed their last socket)."""
+    removed = remove_row(channel_name)
+    return removed is not None and removed[2]
+
+
+def remove_row(channel_name: str) -> tuple[int, int, bool] | None:
+    """``remove``, saying also whose socket it was: (table, user, spectators changed), or None if the
+    socket had no row.
 
     Delete before the read: two sockets of one person closing at once may then both say True,
     never both False."""
     row = Watcher.objects.filter(channel_name=channel_name).values_list("table_id", "user_id").first()
     if row is None:
-        return False
+        return None
     table_id, user_id = row
     Watcher.objects.filter(channel_name=channel_name).delete()
     found = _seated_and_watching(table_id, user_id)
     if found is None:
-        return False
+        return table_id, user_id, False
     seated, watching = found
-    return not seated and not watching
+    return table_id, user_id, not seated and not watching
 
 
 def spectators(table_id: int) -> int:
@@ -70,11 +79,13 @@ def spectators(table_id: int) -> int:
 
 
 def prune(older_than: timedelta | datetime) -> int:
-    """Delete the rows not seen since ``older_than`` (a moment, or an age); how many were deleted.
-    For rows a killed process left behind (issue 11); not yet called by anything."""
+    """Delete the rows of server processes not heard from since ``older_than`` (a moment, or an age) and
+    the rows of no process that old, recompute the presence they touched; how many rows were deleted.
+    (The presence sweeper does this with ``POCHA_PRESENCE_TTL``.)"""
+    from games import presence
+
     cutoff = timezone.now() - older_than if isinstance(older_than, timedelta) else older_than
-    deleted, _by_model = Watcher.objects.filter(seen_at__lt=cutoff).delete()
-    return deleted
+    return presence.sweep_dead(cutoff).rows
 
 
 def redraw(table_id: int) -> None:

@@ -23,7 +23,7 @@ from django.db import connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
-from games import actions, rematch, selectors, timers
+from games import actions, presence, rematch, selectors, timers
 from games.engine import levels
 from games.engine.levels import DIFICIL, FACIL, NORMAL
 from games.models import Round, Seat, Table
@@ -223,7 +223,7 @@ def test_a_decision_for_a_person_who_came_back_meanwhile_is_dropped(manual_clock
     assert isinstance(step, actions.Thinking) and step.position == 0
     decision = actions.think(step)
     # while the bot thought, they came back: same seq, but their own clock is what is due now
-    actions.do_presence(table_id, host.pk, +1)
+    presence.open_socket(table_id, host.pk, "back.1")
     assert table_row(table_id).seq == step.seq and table_row(table_id).due_at > timezone.now()
     before = fingerprint(table_id), table_fingerprint(table_id), seat_row(table_id, 0).bot_log
     assert actions.apply_due(step, decision) is None

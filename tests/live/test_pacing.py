@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from games import actions, selectors
+from games import actions, presence, selectors
 from games.engine import Bid, Play, default_action
 from games.engine.snapshot import load
 from games.models import Round, Seat, Table
@@ -70,8 +70,8 @@ def test_after_a_completed_trick_bots_and_the_clock_wait_for_the_pause(manual_cl
             assert table.turn_deadline is None
             assert actions.do_due(table_id, table.seq) is None  # not yet due: nothing moves
             # someone else's connection coming and going does not cut the pause short
-            actions.do_presence(table_id, user.pk, +1)
-            actions.do_presence(table_id, user.pk, -1)
+            presence.open_socket(table_id, user.pk, "pace.1")
+            presence.close_socket("pace.1")
             assert table_row(table_id).due_at == table.due_at
         else:
             # the person's clock starts after the pause
