@@ -13,10 +13,10 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from games import timers  # noqa: E402
 from games.routing import websocket_urlpatterns  # noqa: E402
+from pocha_site.origin import SameOriginValidator  # noqa: E402
 
 
 class BindClockLoop:
@@ -39,7 +39,7 @@ application = BindClockLoop(
     ProtocolTypeRouter(
         {
             "http": django_asgi_app,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )
 )

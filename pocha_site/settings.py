@@ -109,6 +109,67 @@ def email_settings(env: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+ONE_YEAR = 365 * 24 * 3600
+
+
+def proxy_ssl_header(value: str) -> tuple[str, str] | None:
+    """``SECURE_PROXY_SSL_HEADER`` from the environment: a header name, as Django's META spells it
+    (``HTTP_X_FORWARDED_PROTO``) or as the proxy sends it (``X-Forwarded-Proto``), optionally with the
+    value that means HTTPS after ``=`` (``https`` by default). Empty: no proxy header is trusted."""
+    name, _, secure_value = value.strip().partition("=")
+    name = name.strip().upper().replace("-", "_")
+    if not name:
+        return None
+    if not name.startswith("HTTP_"):
+        name = "HTTP_" + name
+    return (name, secure_value.strip() or "https")
+
+
+def security_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """HTTPS, cookie and HSTS settings for an environment.
+
+    ``HTTPS`` says the site is served over HTTPS only; unset, it is on when every origin in
+    ``CSRF_TRUSTED_ORIGINS`` is ``https://`` (and there is at least one). Then plain-HTTP requests are
+    redirected (``SECURE_SSL_REDIRECT``), the session, CSRF and language cookies are sent over HTTPS
+    only, and browsers are told to use HTTPS for ``SECURE_HSTS_SECONDS`` (a year by default), with
+    ``SECURE_HSTS_INCLUDE_SUBDOMAINS`` and ``SECURE_HSTS_PRELOAD`` (both on by default). Off, as for
+    ``make run`` on http://127.0.0.1, none of this applies: cookies are not marked secure and nothing
+    redirects. Behind a proxy that ends TLS, ``SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto`` tells Django
+    which header marks a request that came in over HTTPS (set it only if the proxy always sets it)."""
+    trusted = env_list(env, "CSRF_TRUSTED_ORIGINS", "")
+    https = env_bool(env, "HTTPS", bool(trusted) and all(o.lower().startswith("https://") for o in trusted))
+    hsts_seconds = (env.get("SECURE_HSTS_SECONDS") or "").strip()
+    return {
+        "SECURE_SSL_REDIRECT": env_bool(env, "SECURE_SSL_REDIRECT", https),
+        "SESSION_COOKIE_SECURE": https,
+        "CSRF_COOKIE_SECURE": https,
+        "LANGUAGE_COOKIE_SECURE": https,
+        "SECURE_HSTS_SECONDS": int(hsts_seconds) if hsts_seconds else (ONE_YEAR if https else 0),
+        "SECURE_HSTS_INCLUDE_SUBDOMAINS": env_bool(env, "SECURE_HSTS_INCLUDE_SUBDOMAINS", https),
+        "SECURE_HSTS_PRELOAD": env_bool(env, "SECURE_HSTS_PRELOAD", https),
+        "SECURE_PROXY_SSL_HEADER": proxy_ssl_header(env.get("SECURE_PROXY_SSL_HEADER", "")),
+    }
+
+
+# The Content-Security-Policy header (django-csp) on every page: only the site's own scripts, styles,
+# images and fonts, sockets to the site itself ('self' covers ws:/wss: on the same host and port), no
+# plugins, no framing, forms posting only to the site. data: images are the tab's icons (the page's
+# blank one and the turn alert's, drawn in static/js/table.js). No inline script or style anywhere:
+# htmx's own indicator styles are off (the htmx-config meta in templates/base.html), and eval with them.
+CONTENT_SECURITY_POLICY_DIRECTIVES: dict[str, list[str]] = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "font-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+
+
 ENV = os.environ
 
 # --- Core -------------------------------------------------------------------------------------
@@ -121,6 +182,12 @@ if not DEBUG and SECRET_KEY == INSECURE_DEV_SECRET_KEY:
 ALLOWED_HOSTS = env_list(ENV, "ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list(ENV, "CSRF_TRUSTED_ORIGINS", "")
 
+# --- Security (HTTPS, cookies, content policy) ------------------------------------------------
+
+# SECURE_SSL_REDIRECT, the secure cookies, HSTS and SECURE_PROXY_SSL_HEADER: see security_settings().
+globals().update(security_settings(ENV))
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": CONTENT_SECURITY_POLICY_DIRECTIVES}
+
 INSTALLED_APPS = [
     # daphne first: its runserver serves the ASGI application (HTTP and WebSockets).
     "daphne",
@@ -132,6 +199,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "csp",
     "games",
     "accounts",
     "leaderboard",
@@ -140,6 +208,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After WhiteNoise: the policy goes on pages, not on the static files WhiteNoise answers first.
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -280,4 +350,6 @@ POCHA_SERVER_SWEEP_SLACK = float(ENV.get("POCHA_SERVER_SWEEP_SLACK", "1.0"))
 # The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.
 CELERY_BEAT_SCHEDULE = {
     "pocha-sweep-due": {"task": "games.tasks.sweep_due", "schedule": 2.0},
+    # Sockets of ASGI processes that stopped beating (killed, frozen) stop counting, even if none is left.
+    "pocha-sweep-presence": {"task": "games.tasks.sweep_presence", "schedule": POCHA_PRESENCE_BEAT},
 }

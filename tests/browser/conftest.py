@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from . import pages
 from .server import LiveServer, ServerError, start
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -61,6 +62,19 @@ def pocha_server(pocha_server_process: LiveServer, request: pytest.FixtureReques
     """The running server (not pytest-django's ``live_server``), linked to the test for its log."""
     request.node.pocha_server = pocha_server_process
     return pocha_server_process
+
+
+@pytest.fixture(autouse=True)
+def no_page_errors() -> Iterator[None]:
+    """After each browser test: no page of anyone it made (``pages.BrowserPerson``) reported an error,
+    a console error, a Content-Security-Policy violation, an uncaught exception, a failed request or an
+    HTTP error. Nothing is ignored (the tab's icon is a data: URL, so there is no favicon request)."""
+    pages.PEOPLE.clear()
+    yield
+    reported = [f"{person.name or 'tab'}: {error}" for person in pages.PEOPLE for error in person.errors]
+    pages.PEOPLE.clear()
+    if reported:
+        pytest.fail("the pages reported errors:\n" + "\n".join(reported), pytrace=False)
 
 
 @pytest.fixture

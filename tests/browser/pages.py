@@ -4,6 +4,7 @@ page reports, the page watcher, and readers of what the pages show (chip counts,
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from .server import LiveServer
@@ -25,18 +26,39 @@ WATCH_PAGE = """
 """
 
 
+# Runs in each page first: every Content-Security-Policy violation becomes a console error (Chromium logs
+# most of them there itself; this also catches any it would not), so that the tests see them all.
+WATCH_POLICY = """
+document.addEventListener('securitypolicyviolation', (e) => {
+  console.error(`CSP violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'inline'}`
+                + ` at ${e.sourceFile || e.documentURI}:${e.lineNumber} (${e.disposition})`);
+});
+"""
+
+# Every person made during the running test: the browser tests' conftest fails the test if any of their
+# pages reported an error, even where the test itself forgot to look.
+PEOPLE: list[BrowserPerson] = []
+
+# Test-only scripts (axe-core) are served to the page at this same-origin path by the browser itself
+# (a Playwright route), so that the site's policy ('self' scripts only) applies to them unchanged.
+TEST_SCRIPTS = "/__browser-tests__/"
+
+
 class BrowserPerson:
     """One person in their own browser context (own cookies), and every error their page reported:
-    console errors, uncaught exceptions, failed requests and HTTP errors."""
+    console errors (Content-Security-Policy violations among them), uncaught exceptions, failed requests
+    and HTTP errors."""
 
     def __init__(self, browser: Any, server: LiveServer, name: str, viewport: dict[str, int],
                  watch_script: str = WATCH_PAGE, **context_options: Any) -> None:
         self.name = name
         self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES", **context_options)
         self.context.set_default_timeout(STEP_TIMEOUT)
+        self.context.add_init_script(WATCH_POLICY)
         self.context.add_init_script(watch_script)
         self.page = self.context.new_page()
         self.errors: list[str] = []
+        PEOPLE.append(self)
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
         self.page.on("requestfailed", self._request_failed)
@@ -53,6 +75,15 @@ class BrowserPerson:
     def _response(self, response: Any) -> None:
         if response.status >= 400:
             self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
+
+
+def add_test_script(page: Any, path: Path) -> None:
+    """Load a test-only script (axe-core) into the page as a script of the site's own origin: the
+    page's Content-Security-Policy (script-src 'self') forbids the inline script that Playwright's
+    ``add_script_tag(path=...)`` would insert."""
+    url = TEST_SCRIPTS + path.name
+    page.route("**" + url, lambda route: route.fulfill(path=str(path), content_type="text/javascript"))
+    page.add_script_tag(url=url)
 
 
 def fichas(n: int) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .pages import BrowserPerson, sign_up
+from .pages import BrowserPerson, add_test_script, sign_up
 from .server import LiveServer
 
 REAL_PACE = True  # this module's server keeps the table's real pauses (conftest.pocha_server_process)
@@ -78,7 +78,7 @@ def events(page: Any, kind: str | None = None) -> list[dict[str, Any]]:
 def axe_violations(page: Any) -> list[str]:
     """Serious and critical axe-core violations on the page as it is now."""
     if not page.evaluate("() => !!window.axe"):
-        page.add_script_tag(path=str(AXE))
+        add_test_script(page, AXE)  # as a script of the site's own origin: the page's CSP forbids inline ones
     results = page.evaluate("""async () => {
       const r = await axe.run(document, {resultTypes: ['violations']});
       return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
