@@ -7,6 +7,10 @@ download and every action, so a private table cannot be reached through a forgot
 * A seat can be taken only at a waiting table with a free seat, once per person, with the chips
   for the stake; at a private table, only with its code.
 * A suspended person can watch, but cannot sit, join or play anywhere (``check_not_suspended``).
+* One live table per person: nobody may sit at a table while seated at another waiting or running one
+  (``live_table``; a seat whose owner left a running game does not count).  Under concurrency this holds
+  because every seat is taken under the person's user row lock (``games.actions._lock_person``,
+  ``check_not_suspended(lock=True)``), and ``games.actions._hold_stake`` checks it once more.
 * A rematch («Revancha», ``Table.rematch_of``) seats only the people who played the game it replays;
   they need no code for a private one (and may see it), and nobody else may sit (a public one can
   still be watched).
@@ -86,6 +90,28 @@ def check_not_suspended(user: Any, *, lock: bool = False) -> None:
         raise suspended_error(reason)
 
 
+def live_table(user_id: int | None, *, exclude: int | None = None) -> Table | None:
+    """The waiting or running table where the person has a seat they have not left (the newest one), other
+    than ``exclude``; None if there is none.  Exact only under their user row's lock."""
+    if user_id is None:
+        return None
+    tables = Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING],
+                                  seats__user_id=user_id, seats__left=False)
+    if exclude is not None:
+        tables = tables.exclude(pk=exclude)
+    return tables.order_by("-created_at", "-pk").first()
+
+
+def live_elsewhere_error() -> ActionError:
+    return ActionError("live_elsewhere", _("Ya estás jugando en otra mesa: termina o deja esa partida primero."))
+
+
+def check_not_live_elsewhere(user: Any, table: Table | None = None) -> None:
+    """ActionError("live_elsewhere") if the person has a live seat at a table other than ``table``."""
+    if live_table(getattr(user, "pk", None), exclude=None if table is None else table.pk) is not None:
+        raise live_elsewhere_error()
+
+
 def played_the_original(table: Table, user: Any) -> bool:
     """Whether ``table`` is a rematch and ``user`` was one of the people (not a bot) of the game it replays."""
     if table.rematch_of_id is None or user is None or not user.is_authenticated:
@@ -117,6 +143,7 @@ def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat
         raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
     if seated:
         raise ActionError("already_seated", _("Ya estás sentado en esta mesa."))
+    check_not_live_elsewhere(user, table)  # (exact when the caller holds the person's user row lock)
     if len(seats) >= table.size:
         raise ActionError("full", _("La mesa está completa."))
     if table.stake:

@@ -130,7 +130,12 @@ def _due_at(table: Table, fields: dict[str, Any], pause: float = 0.0) -> tuple[d
     status = fields.get("status", table.status)
     now = timezone.now()
     if status == Table.Status.WAITING:
-        return fields.get("fill_at", table.fill_at), None
+        fill_at = fields.get("fill_at", table.fill_at)
+        if fill_at is not None:  # a quick table, or a rematch that bots may fill: bots fill it then
+            return fill_at, None
+        # Any other waiting table (a new public one, a private one, a rematch without bots) is called off
+        # if nobody starts it within POCHA_WAITING_TTL of its last change.
+        return now + timedelta(seconds=settings.POCHA_WAITING_TTL), None
     if status != Table.Status.PLAYING:
         return None, None
     if fields.get("phase", table.phase) == Phase.ROUND_OVER.value:
@@ -187,32 +192,55 @@ def check_bot_level(level: Any) -> str:
         raise ActionError("bot_level", _("Ese nivel de bots no existe: fácil, normal o difícil.")) from None
 
 
+def _lock_person(user: User) -> None:
+    """Lock the person's user row until the transaction ends.  Every seat a person takes is taken under
+    it, so that their "one live table" check and the seat it allows are one step for them (two tabs,
+    two processes: the second waits, then sees the first one's seat).  On SQLite the IMMEDIATE
+    transaction already serialises every writer.
+
+    Lock order: the person's row, then the table's (``do_create_table``, ``do_take_seat`` at a table
+    that is not a rematch, ``do_quick_play``).  A rematch keeps its module's order — the finished
+    table, the rematch, then the person — and touches no table those take: they lock only waiting
+    tables that are not rematches, it locks a finished table and a rematch."""
+    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+
+
 def do_create_table(user: User, size: int, *, public: bool = True, quick: bool = False, stake: int = 0,
                     bots_allowed: bool = True, bot_level: str = levels.NORMAL) -> Table:
-    """A new table with its creator in seat 0 (their stake held); private tables get a code."""
+    """A new table with its creator in seat 0 (their stake held); private tables get a code.
+    Refused while the creator has a seat at another waiting or running table (one live table each)."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     _check_size_and_stake(size, stake)
     bot_level = check_bot_level(bot_level)
     access.check_not_suspended(user)
     with transaction.atomic():
-        access.check_not_suspended(user, lock=True)  # a suspension being written waits for this table
-        for attempt in range(20):
-            try:
-                with transaction.atomic():  # a code another waiting table just took: draw again
-                    table = Table.objects.create(
-                        size=size, is_public=public, is_quick=quick, created_by_id=user.pk, stake=stake,
-                        bots_allowed=bots_allowed or public, code=None if public else _new_code(),
-                        bot_level=bot_level,
-                        fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
-                    )
-                break
-            except IntegrityError:
-                if public or attempt == 19:
-                    raise
-        seat = Seat.objects.create(table=table, position=0, user_id=user.pk, name=user.get_username())
-        _hold_stake(table, seat)
-        _commit(table, table.seq)
+        # (their user row: a suspension being written waits for this table, and so does their other tab)
+        access.check_not_suspended(user, lock=True)
+        return _create_table(user, size, public=public, quick=quick, stake=stake, bots_allowed=bots_allowed,
+                             bot_level=bot_level)
+
+
+def _create_table(user: User, size: int, *, public: bool, quick: bool, stake: int, bots_allowed: bool,
+                  bot_level: str) -> Table:
+    """``do_create_table`` under the person's lock, inside the caller's transaction."""
+    access.check_not_live_elsewhere(user)
+    for attempt in range(20):
+        try:
+            with transaction.atomic():  # a code another waiting table just took: draw again
+                table = Table.objects.create(
+                    size=size, is_public=public, is_quick=quick, created_by_id=user.pk, stake=stake,
+                    bots_allowed=bots_allowed or public, code=None if public else _new_code(),
+                    bot_level=bot_level,
+                    fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
+                )
+            break
+        except IntegrityError:
+            if public or attempt == 19:
+                raise
+    seat = Seat.objects.create(table=table, position=0, user_id=user.pk, name=user.get_username())
+    _hold_stake(table, seat)
+    _commit(table, table.seq)
     return table
 
 
@@ -224,57 +252,79 @@ def do_create_private_table(user: User, size: int, stake: int, bots_allowed: boo
 
 
 def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
-    """"Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one."""
+    """"Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one.
+    Someone with a live table already (waiting or running, not left) is sent back to it instead.
+
+    One transaction under the person's lock, so that eight «Jugar ya» at once from one person (tabs,
+    processes) give one seat: the first takes it, the others wait and then find it."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     access.check_not_suspended(user)
     _check_size_and_stake(size, stake)
     Profile.objects.update_or_create(user_id=user.pk, defaults={"quick_size": size, "quick_stake": stake})
-    mine = (Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING],
-                                 seats__user_id=user.pk, seats__left=False)
-            .order_by("-created_at").first())
-    if mine is not None:
-        return mine  # one live table at a time: go back to it
-    candidates = (Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size,
-                                       stake=stake, rematch_of__isnull=True)
-                  .order_by("created_at").values_list("pk", flat=True)[:5])
-    for table_id in candidates:
-        try:
-            do_take_seat(table_id, user)
-        except ActionError as error:
-            if error.code == "chips":
-                raise
-            continue
-        return Table.objects.get(pk=table_id)
-    return do_create_table(user, size, public=True, quick=True, stake=stake, bot_level=levels.NORMAL)
+    with transaction.atomic():
+        access.check_not_suspended(user, lock=True)  # their user row first, then a table's
+        mine = access.live_table(user.pk)
+        if mine is not None:
+            return mine  # one live table at a time: go back to it
+        candidates = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size,
+                                               stake=stake, rematch_of__isnull=True)
+                          .order_by("created_at", "pk").values_list("pk", flat=True)[:5])
+        for table_id in candidates:
+            try:
+                with transaction.atomic():  # a refused seat leaves nothing behind
+                    _take_seat(table_id, user, None, None, person_locked=True)
+            except ActionError as error:
+                if error.code == "chips":
+                    raise
+                continue
+            return Table.objects.get(pk=table_id)
+        return _create_table(user, size, public=True, quick=True, stake=stake, bots_allowed=True,
+                             bot_level=levels.NORMAL)
 
 
 def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | None = None) -> Changed:
+    """A seat at a waiting table (stake held); a full public table, or a rematch everyone is back at,
+    starts.  Refused while the person has a seat at another waiting or running table."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     with transaction.atomic():
-        table = _lock(table_id)
-        seats = list(Seat.objects.filter(table=table))
-        access.check_view(table, user, code, seats)
-        _check_seq(table, seq)
-        access.check_not_suspended(user, lock=True)  # a suspension being written waits for this seat
-        access.check_sit(table, user, code, seats)
-        taken = {s.position for s in seats}
-        free = [p for p in range(table.size) if p not in taken]
-        try:
-            with transaction.atomic():
-                seat = Seat.objects.create(table=table, position=free[0], user_id=user.pk, name=user.get_username())
-        except IntegrityError:
-            raise ActionError("already_seated", _("Ya estás sentado en esta mesa.")) from None
-        _hold_stake(table, seat)
-        if len(free) == 1 and table.is_public:
+        return _take_seat(table_id, user, seq, code)
+
+
+def _take_seat(table_id: int, user: User, seq: int | None, code: str | None, *,
+               person_locked: bool = False) -> Changed:
+    try:  # a plain read, to choose the lock order (see _lock_person); checked again under the locks
+        peek = Table.objects.filter(pk=table_id).values_list("status", "rematch_of_id").first()
+    except (ValueError, TypeError):
+        raise ActionError("unknown_table", _("Esa mesa no existe.")) from None
+    person_first = peek is not None and peek[0] == Table.Status.WAITING and peek[1] is None
+    if person_first and not person_locked:
+        _lock_person(user)
+    table = _lock(table_id)
+    seats = list(Seat.objects.filter(table=table))
+    access.check_view(table, user, code, seats)
+    _check_seq(table, seq)
+    # A suspension being written waits for this seat (at a rematch, the person's row is locked here,
+    # after the tables, as in games.rematch).
+    access.check_not_suspended(user, lock=True)
+    access.check_sit(table, user, code, seats)  # one live table each: exact under the person's lock
+    taken = {s.position for s in seats}
+    free = [p for p in range(table.size) if p not in taken]
+    try:
+        with transaction.atomic():
+            seat = Seat.objects.create(table=table, position=free[0], user_id=user.pk, name=user.get_username())
+    except IntegrityError:
+        raise ActionError("already_seated", _("Ya estás sentado en esta mesa.")) from None
+    _hold_stake(table, seat)
+    if len(free) == 1 and table.is_public:
+        return _on_start(table)
+    if table.rematch_of_id is not None:  # a rematch starts once every player of the game is back
+        wanted = set(Seat.objects.filter(table_id=table.rematch_of_id, is_bot=False)
+                     .values_list("user_id", flat=True))
+        if wanted <= {s.user_id for s in seats} | {user.pk}:
             return _on_start(table)
-        if table.rematch_of_id is not None:  # a rematch starts once every player of the game is back
-            wanted = set(Seat.objects.filter(table_id=table.rematch_of_id, is_bot=False)
-                         .values_list("user_id", flat=True))
-            if wanted <= {s.user_id for s in seats} | {user.pk}:
-                return _on_start(table)
-        return _commit(table, table.seq)
+    return _commit(table, table.seq)
 
 
 def do_leave_seat(table_id: int, user: User, seq: int | None = None) -> Changed:
@@ -338,7 +388,13 @@ def do_start(table_id: int, user: User, seq: int | None = None) -> Changed:
 
 
 def _hold_stake(table: Table, seat: Seat) -> None:
-    """The seat's stake goes from its owner (the house for a bot) into the table's pot."""
+    """The seat's stake goes from its owner (the house for a bot) into the table's pot.
+
+    Every person's seat comes through here (a new table, a seat taken, a rematch proposed or accepted),
+    under their user row's lock: the last word on one live table each."""
+    if not seat.is_bot and seat.user_id is not None \
+            and access.live_table(seat.user_id, exclude=table.pk) is not None:
+        raise access.live_elsewhere_error()
     if not table.stake:
         return
     payer = ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id)
@@ -457,13 +513,19 @@ def _on_cancel(table: Table) -> Changed:
 
 
 def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Changed:
-    """A person's bid, trump choice or card."""
+    """A person's bid, trump choice or card.  Refused as late once their turn's clock has run out (the due
+    step, armed at that deadline, plays for them)."""
     with transaction.atomic():
         table = _lock(table_id)
         seat = _user_seat(table, user)
         _check_seq(table, seq)
         if table.status != Table.Status.PLAYING:
             raise ActionError("not_playing", _("La partida no está en juego."))
+        if table.turn_seat == seat.position and table.turn_deadline is not None \
+                and timezone.now() > table.turn_deadline:
+            raise ActionError("late", _("Se acabó tu tiempo: el bot juega por ti."), resync=True)
+        if seat.left:  # coming back to a game they had left: not while they play at another table
+            _check_back_from_left(table, user)
         if seat.timeouts or seat.away or seat.left:  # any move of their own brings them back
             # (what the bot did meanwhile stays on their page until their next move)
             Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False, left=False)
@@ -476,6 +538,14 @@ def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Cha
             raise
 
 
+def _check_back_from_left(table: Table, user: User) -> None:
+    """Someone who left this running game may start another; taking this seat back from the bot is then
+    refused until that other game is over (or left).  Under their user row's lock (taken after this
+    table's: the tables the person-first paths lock are waiting ones, and this one is running)."""
+    _lock_person(user)
+    access.check_not_live_elsewhere(user, table)
+
+
 def do_back(table_id: int, user: User, seq: int | None = None) -> Changed:
     """"Vuelvo": an away player takes their seat back from the bot."""
     with transaction.atomic():
@@ -483,6 +553,8 @@ def do_back(table_id: int, user: User, seq: int | None = None) -> Changed:
         seat = _user_seat(table, user)
         if not seat.away and not seat.timeouts and not seat.left:
             raise ActionError("not_away", _("Ya estás jugando tú."))
+        if seat.left:
+            _check_back_from_left(table, user)
         Seat.objects.filter(pk=seat.pk).update(timeouts=0, away=False, left=False)
         return _commit(table, table.seq)
 
@@ -572,8 +644,9 @@ def prepare_due(table_id: int, seq: int) -> Changed | Thinking | None:
 
 
 def _due_without_thought(table_id: int, seq: int) -> Changed | None:
-    """A waiting table whose time is up starts (bots fill it); a round's result has been up long enough:
-    the next deal."""
+    """A waiting table whose time is up starts (bots fill it) or, if bots were not to fill it (it waited
+    POCHA_WAITING_TTL for its players), is called off with every stake given back; a round's result has
+    been up long enough: the next deal."""
     with transaction.atomic():
         try:
             table = _lock(table_id)
@@ -582,6 +655,8 @@ def _due_without_thought(table_id: int, seq: int) -> Changed | None:
         if not _is_due(table, seq, timezone.now()):
             return None
         if table.status == Table.Status.WAITING:
+            if table.fill_at is None:
+                return _on_cancel(table)
             return _on_start(table)
         if table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value:
             game = load(table.state)

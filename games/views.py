@@ -41,8 +41,11 @@ def _refuse(request: HttpRequest, error: actions.ActionError) -> None:
 
 
 def open_tables(user_id: int | None) -> list[dict[str, object]]:
-    # A rematch is for the people of the game it replays: never offered to the lobby.
+    # A rematch is for the people of the game it replays: never offered to the lobby.  A table that has
+    # waited POCHA_WAITING_TTL for its players is being called off: not offered either (its due step may
+    # still be on its way).
     tables = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True, rematch_of__isnull=True)
+                  .exclude(fill_at__isnull=True, due_at__lte=timezone.now())
                   .order_by("-created_at")[:20])
     seats_by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table__in=tables):
@@ -180,8 +183,8 @@ def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
             actions.do_take_seat(table_id, request.user, code=code)
     except actions.ActionError as error:
         _refuse(request, error)
-        if error.code in ("unknown_table", "code_expired"):
-            return _go(request, "home")
+        if error.code in ("unknown_table", "code_expired", "live_elsewhere"):
+            return _go(request, "home")  # (the lobby lists the table they are playing at)
     return _go(request, "games:table", table_id=table_id)
 
 

@@ -590,18 +590,19 @@ def test_only_the_host_cancels_and_a_refused_cancel_moves_nothing():
         actions.do_cancel(table.pk, guest)
     assert refused.value.code == "not_host"
     assert books() == before
-    public = actions.do_create_table(host, 3, stake=100)
+    other_host = person("jefa")  # (one live table each: the host is at the private one)
+    public = actions.do_create_table(other_host, 3, stake=100)
     before = books()
     with pytest.raises(ActionError) as refused:
-        actions.do_cancel(public.pk, host)
+        actions.do_cancel(public.pk, other_host)
     assert refused.value.code == "not_host"
     assert books() == before
 
 
 def test_without_the_chips_nobody_sits_and_nothing_moves():
-    host, poor = person("rico"), person("pelado")
+    host, other_host, poor = person("rico"), person("rica"), person("pelado")
     table = actions.do_create_table(host, 4, stake=100)
-    private = actions.do_create_private_table(host, 4, 2000, True)
+    private = actions.do_create_private_table(other_host, 4, 2000, True)  # (one live table each)
     drain_to(poor, 99)
     before = books()
     seats_before = list(Seat.objects.order_by("pk").values_list("pk", "table_id", "user_id"))

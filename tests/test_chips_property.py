@@ -186,6 +186,11 @@ class ChipsMachine(RuleBasedStateMachine):
         self.count(f"refused {code}" + ("" if error is ActionError else f" ({error.__name__})"))
         return None
 
+    def live_elsewhere(self, user_id: int, exclude: int | None = None) -> bool:
+        """Whether the person has a seat they have not left at a waiting or running table (not ``exclude``)."""
+        return any(t.pk != exclude and t.status in (WAITING, PLAYING) and t.people.get(user_id) is False
+                   for t in self.tables)
+
     def refund_everyone(self, model: TableModel) -> None:
         for user_id in model.people:
             self.chips[user_id] += model.stake
@@ -334,7 +339,11 @@ class ChipsMachine(RuleBasedStateMachine):
             call = lambda: actions.do_create_table(user, size, stake=stake)  # noqa: E731
         else:
             call = lambda: actions.do_create_private_table(user, size, stake, bots_allowed)  # noqa: E731
-        table = self.expect("chips" if self.chips[user.pk] < stake else None, call)
+        if self.live_elsewhere(user.pk):
+            expected = "live_elsewhere"  # one live table each
+        else:
+            expected = "chips" if self.chips[user.pk] < stake else None
+        table = self.expect(expected, call)
         if table is None:
             return
         assert (table.code is None) == public
@@ -414,6 +423,8 @@ class ChipsMachine(RuleBasedStateMachine):
             expected = "not_waiting"
         elif seated:
             expected = "already_seated"
+        elif self.live_elsewhere(user.pk, model.pk):
+            expected = "live_elsewhere"
         elif len(model.people) >= model.size:
             expected = "full"
         elif self.chips[user.pk] < model.stake:
@@ -509,7 +520,8 @@ class ChipsMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(t.status == WAITING for t in self.tables))
     @rule(t=st.integers(0, 50))
     def the_wait_is_over(self, t: int) -> None:
-        """The due step of a waiting table: a quick table fills with bots and starts; others have none."""
+        """The due step of a waiting table: a quick table fills with bots and starts; the others' (calling
+        them off) is not due before POCHA_WAITING_TTL."""
         model = self.table(t, WAITING)
         seq = Table.objects.get(pk=model.pk).seq
         before = books()
@@ -542,6 +554,9 @@ class ChipsMachine(RuleBasedStateMachine):
         if not back:
             return
         user = next(x for x in self.users if x.pk == back[0])
+        if self.live_elsewhere(user.pk, model.pk):  # they went on to another table meanwhile
+            self.expect("live_elsewhere", lambda: actions.do_back(model.pk, user))
+            return
         before = books()
         actions.do_back(model.pk, user)
         assert books() == before
@@ -669,6 +684,7 @@ def test_a_scripted_tour(settings, monkeypatch):
         step(machine.take_seat, u=dani, t=index_of(machine, private), code="none")
         step(machine.take_seat, u=dani, t=index_of(machine, private), code="wrong")
         step(machine.take_seat, u=dani, t=index_of(machine, private), code="right")
+        step(machine.create_table, u=dani, size=3, stake=0, kind="public")  # live_elsewhere: one table each
         step(machine.start, t=index_of(machine, private), u=cris, seated=False)  # need_players
         step(machine.start, t=index_of(machine, private), u=dani, seated=False)  # not_host
         step(machine.cancel, t=index_of(machine, private), u=dani, host=False)  # not_host
@@ -740,6 +756,7 @@ def test_a_scripted_tour(settings, monkeypatch):
         "refused already_left",
         "refused not_playing",
         "refused chips",
+        "refused live_elsewhere",
         "refused chips (InsufficientChips)",
         "refused topup_claimed (LedgerError)",
         "refused topup_enough (LedgerError)",

@@ -21,7 +21,7 @@ from live.helpers import Tab, person
 
 from accounts import ledger
 from accounts.models import Account, Profile, Transaction
-from games import actions
+from games import access, actions
 from games.engine import default_action
 from games.engine.snapshot import load
 from games.errors import ActionError
@@ -112,11 +112,16 @@ def moderator(db: Any) -> Any:
 
 
 @pytest.mark.django_db
-def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lifted(moderator: Any) -> None:
+def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lifted(moderator: Any,
+                                                                                      monkeypatch: Any) -> None:
     player, host, other = person("tahur"), person("anfitriona"), person("otra")
-    running = running_table(player, stake=100)
-    waiting = actions.do_create_table(host, 4, stake=500)
-    actions.do_take_seat(waiting.pk, player)
+    # A running game and a waiting seat at once, as a player may still hold from before one live table
+    # each (the rule is set aside to seat them): a suspension stands them up from both.
+    with monkeypatch.context() as before_the_rule:
+        before_the_rule.setattr(access, "live_table", lambda *args, **kwargs: None)
+        running = running_table(player, stake=100)
+        waiting = actions.do_create_table(host, 4, stake=500)
+        actions.do_take_seat(waiting.pk, player)
     assert ledger.balance(player.pk) == 5_000 - 100 - 500
     running_seq = running.seq
     admin = browser(moderator)
@@ -187,6 +192,10 @@ def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lif
     assert banner(site.get("/")) is None
     response = site.post(f"/mesa/{waiting.pk}/sentarse/", follow=True)
     assert page_messages(response) == [] and Seat.objects.filter(table=waiting, user=player).exists()
+    with pytest.raises(ActionError) as refused:  # one live table each: not while seated at the waiting one
+        actions.do_back(running.pk, player)
+    assert refused.value.code == "live_elsewhere"
+    actions.do_leave_seat(waiting.pk, player)
     actions.do_back(running.pk, player)  # "Vuelvo": the running seat is theirs again
     seat.refresh_from_db()
     assert not seat.left and not seat.away

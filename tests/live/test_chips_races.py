@@ -131,7 +131,8 @@ def test_sitting_at_two_tables_at_once_with_chips_for_one() -> None:
         results = race(*[lambda t=t: actions.do_take_seat(t.pk, player) for t in tables])
         no_crash(results)
         assert sorted(kinds(results)) == ["ok", "refused"], (round_number, results)
-        assert refused_codes(results) == ["chips"], (round_number, results)
+        # (the second, under the person's lock, now finds the first seat: one live table each)
+        assert refused_codes(results) in (["chips"], ["live_elsewhere"]), (round_number, results)
         won = kinds(results).index("ok")
         assert ledger.balance(player.pk) == 500, (round_number, ledger.balance(player.pk))
         assert Seat.objects.filter(user=player).count() == 1
@@ -172,7 +173,7 @@ def test_creating_a_table_and_sitting_at_another_at_once_with_chips_for_one() ->
                        lambda: actions.do_create_table(player, 3, public=True, stake=2000))
         no_crash(results)
         assert sorted(kinds(results)) == ["ok", "refused"], (round_number, results)
-        assert refused_codes(results) == ["chips"], (round_number, results)
+        assert refused_codes(results) in (["chips"], ["live_elsewhere"]), (round_number, results)
         assert ledger.balance(player.pk) == 500
         assert Seat.objects.filter(user=player).count() == 1
         # a refused creation leaves no table behind (its row went with the transaction)
@@ -298,8 +299,8 @@ def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     action_result, due_result = results
     if action_result[0] == "ok":  # the card went in: the clock's step found the table moved on
         assert due_result == ("ok", None), results
-    else:  # the clock played it: the card was refused as stale
-        assert action_result[1].code == "stale" and due_result[0] == "ok", results
+    else:  # the clock played it: the card was refused as stale, or as late (the deadline had passed)
+        assert action_result[1].code in ("stale", "late") and due_result[0] == "ok", results
     assert Table.objects.get(pk=table.pk).seq == seq + 1
     assert PlayRow.objects.filter(round__table_id=table.pk).count() == plays_before + 1
     shares = check_paid_once(table.pk, users, stake)
@@ -339,7 +340,7 @@ def test_the_last_card_from_two_tabs_and_two_timers_at_once_pay_the_pot_once() -
     no_crash(results)
     applied = [value for kind, value in results if kind == "ok" and value is not None]
     assert len(applied) == 1 and applied[0].seq == seq + 1, results
-    assert all(value.code == "stale" for kind, value in results if kind == "refused"), results
+    assert all(value.code in ("stale", "late") for kind, value in results if kind == "refused"), results
     check_paid_once(table.pk, users, stake)
 
 
@@ -377,7 +378,7 @@ def test_the_last_step_of_a_game_with_bots_run_twice_at_once_pays_the_pot_once(s
     no_crash(results)
     applied = [value for kind, value in results if kind == "ok" and value is not None]
     assert len(applied) == 1 and applied[0].seq == seq + 1, (bot, results)
-    assert all(value.code == "stale" for kind, value in results if kind == "refused"), results
+    assert all(value.code in ("stale", "late") for kind, value in results if kind == "refused"), results
 
     table.refresh_from_db()
     game = load(table.state)

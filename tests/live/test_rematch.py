@@ -316,11 +316,13 @@ def test_only_a_finished_game_and_only_once_offered() -> None:
     refused(lambda: rematch.do_offer_rematch(10_000_000, a), "unknown_table")
 
 
-def test_without_bots_there_is_no_clock_and_the_proposer_hosts_it() -> None:
+def test_without_bots_there_is_no_clock_and_the_proposer_hosts_it(settings) -> None:
     old, (host, b, c) = finished(stake=0, public=False, bots=False)
     new = rematch.do_offer_rematch(old.pk, b)
     new.refresh_from_db()
-    assert not new.bots_allowed and new.fill_at is None and new.due_at is None
+    # No bots to fill it: only the waiting tables' time limit (it is called off if nobody starts it).
+    assert not new.bots_allowed and new.fill_at is None
+    assert new.due_at is not None and new.due_at > timezone.now() + timedelta(seconds=settings.POCHA_WAITING_TTL - 60)
     rematch.do_decline_rematch(old.pk, c)  # nobody to take the empty seat: it waits for the host
     rematch.do_accept_rematch(old.pk, host)
     assert Table.objects.get(pk=new.pk).status == Table.Status.WAITING
