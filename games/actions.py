@@ -559,39 +559,6 @@ def do_back(table_id: int, user: User, seq: int | None = None) -> Changed:
         return _commit(table, table.seq)
 
 
-def do_presence(table_id: int, user_id: int, delta: int) -> Changed | None:
-    """A seated person's socket opened (+1) or closed (-1).  When the last one closes, the bot plays
-    their turns after a short grace; when one opens again, the seat is theirs from the next decision."""
-    with transaction.atomic():
-        try:
-            table = _lock(table_id)
-        except ActionError:
-            return None
-        seat = Seat.objects.filter(table=table, user_id=user_id).first()
-        if seat is None or table.status in (Table.Status.FINISHED, Table.Status.CANCELLED):
-            return None
-        sockets = max(0, seat.sockets + delta)
-        was_present = seat.sockets > 0
-        seat.sockets = sockets
-        seat.disconnected_at = timezone.now() if sockets == 0 else None
-        seat.save(update_fields=["sockets", "disconnected_at"])
-        if was_present == (sockets > 0):
-            return None  # another tab: nothing anyone can see changed
-        # Presence is not a move: seq stays (pages drawn before remain valid), but the due step moves
-        # (a dropped player's grace) and everyone's page shows who the bot is playing for.  Only the
-        # seat to move has a step the connection changes (another seat's presence must not cut short
-        # a bot's turn or the pause after a trick).
-        due = None
-        if table.turn_seat == seat.position:
-            due, deadline = _due_at(table, {})
-            Table.objects.filter(pk=table.pk).update(due_at=due, turn_deadline=deadline)
-        changed = Changed(table.pk, table.seq)
-        transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq, force=True))
-        if due is not None:
-            transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due))
-        return changed
-
-
 # -- what is due: three steps, so that a bot thinks with no lock held and no transaction open --------
 #
 # 1. ``prepare_due``: a plain read that decides what is due at (table, seq).  Filling a quick table and

@@ -205,7 +205,8 @@ def do_offer_rematch(table_id: int, user: Any) -> Table:
         if existing is not None:
             return _seat_at(old, old_seats, existing, user)
         access.check_not_suspended(user, lock=True)
-        if old.stake and ledger.balance(user.pk) < old.stake:  # before anything is created
+        access.check_not_live_elsewhere(user)  # before anything is created (``_hold_stake`` checks again)
+        if old.stake and ledger.balance(user.pk) < old.stake:
             raise access.no_chips_error(ledger.balance(user.pk), old.stake)
         try:
             rematch = _new_table(old, user)
