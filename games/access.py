@@ -72,10 +72,14 @@ def check_view(table: Table, user: Any, code: str | None = None, seats: list[Sea
 
 
 def no_chips_error(have: int, need: int) -> ActionError:
-    return ActionError("chips", _(
-        "No tienes fichas suficientes: tienes %(have)s y esta mesa pide %(need)s. Juega en una mesa gratis "
-        "o de menos fichas; si te quedan menos de 100, pide la recarga diaria de 500 en tu cartera."
-    ), params={"have": have, "need": need})
+    return ActionError(
+        "chips",
+        _(
+            "No tienes fichas suficientes: tienes %(have)s y esta mesa pide %(need)s. Juega en una mesa gratis "
+            "o de menos fichas; si te quedan menos de 100, pide la recarga diaria de 500 en tu cartera."
+        ),
+        params={"have": have, "need": need},
+    )
 
 
 def suspended_error(reason: str) -> ActionError:
@@ -95,8 +99,9 @@ def live_table(user_id: int | None, *, exclude: int | None = None) -> Table | No
     than ``exclude``; None if there is none.  Exact only under their user row's lock."""
     if user_id is None:
         return None
-    tables = Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING],
-                                  seats__user_id=user_id, seats__left=False)
+    tables = Table.objects.filter(
+        status__in=[Table.Status.WAITING, Table.Status.PLAYING], seats__user_id=user_id, seats__left=False
+    )
     if exclude is not None:
         tables = tables.exclude(pk=exclude)
     return tables.order_by("-created_at", "-pk").first()

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -27,15 +28,14 @@ from accounts import ledger, moderation
 from accounts.models import Account, Profile
 from accounts.models import Transaction as LedgerTransaction
 from games import access, push, timers
-from leaderboard import scores
-from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError
-from games.engine import levels
+from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, levels
 from games.engine.snapshot import dump, load
 from games.engine.view import SeatView, seat_view
-from games.models import Bid as BidRow
-from games.models import Play as PlayRow
 from games.errors import ActionError
 from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Round, Seat, Table, Trick
+from games.models import Bid as BidRow
+from games.models import Play as PlayRow
+from leaderboard import scores
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ class Changed:
 class Thinking:
     """A turn due for the bot's decision, as ``prepare_due`` found it: the table and ``seq`` it was due
     at, the seat to move, what that seat may see (never the game state) and the level to play at."""
+
     table_id: int
     seq: int
     position: int
@@ -74,8 +75,7 @@ def _lock(table_id: int) -> Table:
 
 def _check_seq(table: Table, seq: int | None) -> None:
     if seq is not None and seq != table.seq:
-        raise ActionError("stale", _("Tu pantalla no estaba al día: la mesa ha cambiado. Mira de nuevo."),
-                          resync=True)
+        raise ActionError("stale", _("Tu pantalla no estaba al día: la mesa ha cambiado. Mira de nuevo."), resync=True)
 
 
 def _user_seat(table: Table, user: User, *, active: bool = True) -> Seat:
@@ -107,8 +107,11 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
     if table.rematch_of_id is not None and (table.status == Table.Status.WAITING or "status" in fields):
         # the finished game's screen shows who is at its rematch, and whether it started
         old_id = table.rematch_of_id
-        transaction.on_commit(lambda: push.table_changed(
-            old_id, Table.objects.filter(pk=old_id).values_list("seq", flat=True).first() or 0, force=True))
+        transaction.on_commit(
+            lambda: push.table_changed(
+                old_id, Table.objects.filter(pk=old_id).values_list("seq", flat=True).first() or 0, force=True
+            )
+        )
     if due is not None:
         transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due))
     return changed
@@ -205,8 +208,16 @@ def _lock_person(user: User) -> None:
     list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
 
 
-def do_create_table(user: User, size: int, *, public: bool = True, quick: bool = False, stake: int = 0,
-                    bots_allowed: bool = True, bot_level: str = levels.NORMAL) -> Table:
+def do_create_table(
+    user: User,
+    size: int,
+    *,
+    public: bool = True,
+    quick: bool = False,
+    stake: int = 0,
+    bots_allowed: bool = True,
+    bot_level: str = levels.NORMAL,
+) -> Table:
     """A new table with its creator in seat 0 (their stake held); private tables get a code.
     Refused while the creator has a seat at another waiting or running table (one live table each)."""
     if not user.is_authenticated:
@@ -217,20 +228,27 @@ def do_create_table(user: User, size: int, *, public: bool = True, quick: bool =
     with transaction.atomic():
         # (their user row: a suspension being written waits for this table, and so does their other tab)
         access.check_not_suspended(user, lock=True)
-        return _create_table(user, size, public=public, quick=quick, stake=stake, bots_allowed=bots_allowed,
-                             bot_level=bot_level)
+        return _create_table(
+            user, size, public=public, quick=quick, stake=stake, bots_allowed=bots_allowed, bot_level=bot_level
+        )
 
 
-def _create_table(user: User, size: int, *, public: bool, quick: bool, stake: int, bots_allowed: bool,
-                  bot_level: str) -> Table:
+def _create_table(
+    user: User, size: int, *, public: bool, quick: bool, stake: int, bots_allowed: bool, bot_level: str
+) -> Table:
     """``do_create_table`` under the person's lock, inside the caller's transaction."""
     access.check_not_live_elsewhere(user)
     for attempt in range(20):
         try:
             with transaction.atomic():  # a code another waiting table just took: draw again
                 table = Table.objects.create(
-                    size=size, is_public=public, is_quick=quick, created_by_id=user.pk, stake=stake,
-                    bots_allowed=bots_allowed or public, code=None if public else _new_code(),
+                    size=size,
+                    is_public=public,
+                    is_quick=quick,
+                    created_by_id=user.pk,
+                    stake=stake,
+                    bots_allowed=bots_allowed or public,
+                    code=None if public else _new_code(),
                     bot_level=bot_level,
                     fill_at=timezone.now() + timedelta(seconds=settings.POCHA_QUICK_WAIT) if quick else None,
                 )
@@ -244,15 +262,16 @@ def _create_table(user: User, size: int, *, public: bool, quick: bool, stake: in
     return table
 
 
-def do_create_private_table(user: User, size: int, stake: int, bots_allowed: bool,
-                            bot_level: str = levels.NORMAL) -> Table:
-    """"Mesa privada": the host picks the size, the stake, whether bots may fill and how well they play;
+def do_create_private_table(
+    user: User, size: int, stake: int, bots_allowed: bool, bot_level: str = levels.NORMAL
+) -> Table:
+    """ "Mesa privada": the host picks the size, the stake, whether bots may fill and how well they play;
     others join by code."""
     return do_create_table(user, size, public=False, stake=stake, bots_allowed=bots_allowed, bot_level=bot_level)
 
 
 def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
-    """"Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one.
+    """ "Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one.
     Someone with a live table already (waiting or running, not left) is sent back to it instead.
 
     One transaction under the person's lock, so that eight «Jugar ya» at once from one person (tabs,
@@ -267,9 +286,18 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
         mine = access.live_table(user.pk)
         if mine is not None:
             return mine  # one live table at a time: go back to it
-        candidates = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True, is_quick=True, size=size,
-                                               stake=stake, rematch_of__isnull=True)
-                          .order_by("created_at", "pk").values_list("pk", flat=True)[:5])
+        candidates = list(
+            Table.objects.filter(
+                status=Table.Status.WAITING,
+                is_public=True,
+                is_quick=True,
+                size=size,
+                stake=stake,
+                rematch_of__isnull=True,
+            )
+            .order_by("created_at", "pk")
+            .values_list("pk", flat=True)[:5]
+        )
         for table_id in candidates:
             try:
                 with transaction.atomic():  # a refused seat leaves nothing behind
@@ -279,8 +307,9 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
                     raise
                 continue
             return Table.objects.get(pk=table_id)
-        return _create_table(user, size, public=True, quick=True, stake=stake, bots_allowed=True,
-                             bot_level=levels.NORMAL)
+        return _create_table(
+            user, size, public=True, quick=True, stake=stake, bots_allowed=True, bot_level=levels.NORMAL
+        )
 
 
 def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | None = None) -> Changed:
@@ -292,8 +321,7 @@ def do_take_seat(table_id: int, user: User, seq: int | None = None, code: str | 
         return _take_seat(table_id, user, seq, code)
 
 
-def _take_seat(table_id: int, user: User, seq: int | None, code: str | None, *,
-               person_locked: bool = False) -> Changed:
+def _take_seat(table_id: int, user: User, seq: int | None, code: str | None, *, person_locked: bool = False) -> Changed:
     try:  # a plain read, to choose the lock order (see _lock_person); checked again under the locks
         peek = Table.objects.filter(pk=table_id).values_list("status", "rematch_of_id").first()
     except (ValueError, TypeError):
@@ -320,8 +348,7 @@ def _take_seat(table_id: int, user: User, seq: int | None, code: str | None, *,
     if len(free) == 1 and table.is_public:
         return _on_start(table)
     if table.rematch_of_id is not None:  # a rematch starts once every player of the game is back
-        wanted = set(Seat.objects.filter(table_id=table.rematch_of_id, is_bot=False)
-                     .values_list("user_id", flat=True))
+        wanted = set(Seat.objects.filter(table_id=table.rematch_of_id, is_bot=False).values_list("user_id", flat=True))
         if wanted <= {s.user_id for s in seats} | {user.pk}:
             return _on_start(table)
     return _commit(table, table.seq)
@@ -377,9 +404,11 @@ def do_start(table_id: int, user: User, seq: int | None = None) -> Changed:
                 raise ActionError("not_host", _("Solo quien ha creado la mesa puede empezar la partida."))
             missing = table.size - Seat.objects.filter(table=table).count()
             if missing and not table.bots_allowed:
-                raise ActionError("need_players", _(
-                    "Faltan jugadores: esta mesa es sin bots, así que tienen que estar los %(size)s."),
-                    params={"size": table.size})
+                raise ActionError(
+                    "need_players",
+                    _("Faltan jugadores: esta mesa es sin bots, así que tienen que estar los %(size)s."),
+                    params={"size": table.size},
+                )
         return _on_start(table)
 
 
@@ -392,15 +421,18 @@ def _hold_stake(table: Table, seat: Seat) -> None:
 
     Every person's seat comes through here (a new table, a seat taken, a rematch proposed or accepted),
     under their user row's lock: the last word on one live table each."""
-    if not seat.is_bot and seat.user_id is not None \
-            and access.live_table(seat.user_id, exclude=table.pk) is not None:
+    if not seat.is_bot and seat.user_id is not None and access.live_table(seat.user_id, exclude=table.pk) is not None:
         raise access.live_elsewhere_error()
     if not table.stake:
         return
     payer = ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id)
     try:
-        ledger.post(LedgerTransaction.Kind.STAKE, f"stake:seat:{seat.pk}",
-                    [(payer, -table.stake), (ledger.pot_account(table.pk), table.stake)], table_id=table.pk)
+        ledger.post(
+            LedgerTransaction.Kind.STAKE,
+            f"stake:seat:{seat.pk}",
+            [(payer, -table.stake), (ledger.pot_account(table.pk), table.stake)],
+            table_id=table.pk,
+        )
     except ledger.InsufficientChips as error:
         raise access.no_chips_error(error.balance, table.stake) from None
 
@@ -440,15 +472,26 @@ def _on_start(table: Table) -> Changed:
     first_dealer = rng.randrange(table.size)
     game = GameState([by_position[p] for p in range(table.size)], first_dealer)
     _deal(table, game)
-    return _commit(table, table.seq, status=Table.Status.PLAYING, started_at=timezone.now(), fill_at=None,
-                   seed=seed, first_dealer=first_dealer, **_state_fields(game))
+    return _commit(
+        table,
+        table.seq,
+        status=Table.Status.PLAYING,
+        started_at=timezone.now(),
+        fill_at=None,
+        seed=seed,
+        first_dealer=first_dealer,
+        **_state_fields(game),
+    )
 
 
 def _deal(table: Table, game: GameState) -> Round:
     seed = secrets.randbits(62)
     the_deal = game.deal(seed=seed)
     return Round.objects.create(
-        table=table, number=game.number, dealer=game.dealer, seed=seed,
+        table=table,
+        number=game.number,
+        dealer=game.dealer,
+        seed=seed,
         hands=[[str(c) for c in hand] for hand in the_deal.hands],
         trump_card=None if the_deal.trump_card is None else str(the_deal.trump_card),
     )
@@ -484,9 +527,14 @@ def _on_finish(table: Table, game: GameState) -> dict[str, Any]:
         seat.exact_bids = sum(1 for bid, tricks in bids if bid == tricks)
         seat.save(update_fields=["winnings", "place", "final_total", "rounds_bid", "exact_bids"])
     if table.is_quick and table.is_public:  # private tables and bots never count in the rankings
-        scores.record_game([(s.user_id, s.winnings - table.stake, s.place == 1)
-                            for s in seats.values() if not s.is_bot and s.user_id is not None],
-                           finished["finished_at"])
+        scores.record_game(
+            [
+                (s.user_id, s.winnings - table.stake, s.place == 1)
+                for s in seats.values()
+                if not s.is_bot and s.user_id is not None
+            ],
+            finished["finished_at"],
+        )
     return finished
 
 
@@ -501,9 +549,12 @@ def _on_cancel(table: Table) -> Changed:
     seats = list(Seat.objects.filter(table=table))
     if table.stake:
         # Several refunds in one transaction: take every account's lock first, in the ledger's order.
-        ledger.lock_accounts(Account.objects.filter(
-            Q(kind=Account.Kind.POT, table_id=table.pk)
-            | Q(kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id])))
+        ledger.lock_accounts(
+            Account.objects.filter(
+                Q(kind=Account.Kind.POT, table_id=table.pk)
+                | Q(kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id])
+            )
+        )
     for seat in seats:
         _refund_stake(table, seat)
     return _commit(table, table.seq, status=Table.Status.CANCELLED, fill_at=None)
@@ -521,8 +572,11 @@ def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Cha
         _check_seq(table, seq)
         if table.status != Table.Status.PLAYING:
             raise ActionError("not_playing", _("La partida no está en juego."))
-        if table.turn_seat == seat.position and table.turn_deadline is not None \
-                and timezone.now() > table.turn_deadline:
+        if (
+            table.turn_seat == seat.position
+            and table.turn_deadline is not None
+            and timezone.now() > table.turn_deadline
+        ):
             raise ActionError("late", _("Se acabó tu tiempo: el bot juega por ti."), resync=True)
         if seat.left:  # coming back to a game they had left: not while they play at another table
             _check_back_from_left(table, user)
@@ -547,7 +601,7 @@ def _check_back_from_left(table: Table, user: User) -> None:
 
 
 def do_back(table_id: int, user: User, seq: int | None = None) -> Changed:
-    """"Vuelvo": an away player takes their seat back from the bot."""
+    """ "Vuelvo": an away player takes their seat back from the bot."""
     with transaction.atomic():
         table = _lock(table_id)
         seat = _user_seat(table, user)
@@ -600,7 +654,8 @@ def prepare_due(table_id: int, seq: int) -> Changed | Thinking | None:
     if table is None or not _is_due(table, seq, timezone.now()):
         return None
     if table.status == Table.Status.WAITING or (
-            table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value):
+        table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value
+    ):
         return _due_without_thought(table_id, seq)
     if table.status != Table.Status.PLAYING or table.turn_seat is None or table.turn_is_bot is None:
         return None
@@ -656,8 +711,11 @@ def apply_due(step: Thinking, action: Action) -> Changed | None:
         except ActionError:
             return None
         now = timezone.now()
-        if not _is_due(table, step.seq, now) or table.status != Table.Status.PLAYING \
-                or table.turn_seat != step.position:
+        if (
+            not _is_due(table, step.seq, now)
+            or table.status != Table.Status.PLAYING
+            or table.turn_seat != step.position
+        ):
             return None  # the table moved on (or the person came back) while the bot thought
         game = load(table.state)
         if step.is_bot:  # (a seat's kind never changes once the game has started)
@@ -680,8 +738,15 @@ def _logged(action: Action) -> dict[str, Any]:
     return {"play": str(action.card)}
 
 
-def _apply(table: Table, position: int, action: Action, *, game: GameState | None = None,
-           by_bot: bool = False, by_clock: bool = False) -> Changed:
+def _apply(
+    table: Table,
+    position: int,
+    action: Action,
+    *,
+    game: GameState | None = None,
+    by_bot: bool = False,
+    by_clock: bool = False,
+) -> Changed:
     if game is None:
         game = load(table.state)
     try:
@@ -690,8 +755,14 @@ def _apply(table: Table, position: int, action: Action, *, game: GameState | Non
         raise ActionError.from_engine(error) from None
     round_row = Round.objects.get(table=table, number=game.number)
     if isinstance(action, Bid):
-        BidRow.objects.create(round=round_row, index=len(game.bids_made), seat=position, amount=action.amount,
-                              by_bot=by_bot, by_clock=by_clock)
+        BidRow.objects.create(
+            round=round_row,
+            index=len(game.bids_made),
+            seat=position,
+            amount=action.amount,
+            by_bot=by_bot,
+            by_clock=by_clock,
+        )
         game.apply_unchecked(action)
         if game.auction_winner is not None and game.phase is Phase.CHOOSING_TRUMP:
             round_row.auction_winner = game.auction_winner
@@ -717,16 +788,24 @@ def _apply(table: Table, position: int, action: Action, *, game: GameState | Non
     return _commit(table, table.seq, pause=pause, **_state_fields(game), **fields)
 
 
-def _record_play(round_row: Round, game: GameState, position: int, action: Play, *,
-                 by_bot: bool, by_clock: bool) -> None:
+def _record_play(
+    round_row: Round, game: GameState, position: int, action: Play, *, by_bot: bool, by_clock: bool
+) -> None:
     index = len(game.log[-1].plays)
     trick_number = index // len(game.order) + 1
     if not game.trick:
         trick = Trick.objects.create(round=round_row, number=trick_number, leader=position)
     else:
         trick = Trick.objects.get(round=round_row, number=trick_number)
-    PlayRow.objects.create(round=round_row, trick=trick, index=index, seat=position, card=str(action.card),
-                           by_bot=by_bot, by_clock=by_clock)
+    PlayRow.objects.create(
+        round=round_row,
+        trick=trick,
+        index=index,
+        seat=position,
+        card=str(action.card),
+        by_bot=by_bot,
+        by_clock=by_clock,
+    )
     game.apply_unchecked(action)
     if not game.trick:  # the trick is complete
         trick.winner = game.last_trick_winner
@@ -798,9 +877,11 @@ def do_suspend(user_id: int, moderator: Any, reason: str) -> list[Changed]:
         raise _moderation_error(error) from None
     user = get_user_model().objects.get(pk=user_id)
     changes = []
-    live = (Seat.objects.filter(user_id=user_id, left=False,
-                                table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
-            .order_by("table_id").values_list("table_id", flat=True))
+    live = (
+        Seat.objects.filter(user_id=user_id, left=False, table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
+        .order_by("table_id")
+        .values_list("table_id", flat=True)
+    )
     for table_id in list(live):
         try:
             changes.append(do_leave_seat(table_id, user))
@@ -836,7 +917,8 @@ def do_admin_cancel(table_id: int, moderator: Any, reason: str) -> Changed:
             # Every account the refunds touch, the house too when bots staked, locked in the ledger's order.
             seats = list(Seat.objects.filter(table=table))
             owners = Q(kind=Account.Kind.POT, table_id=table.pk) | Q(
-                kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id])
+                kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id]
+            )
             if any(s.is_bot for s in seats):
                 owners |= Q(kind=Account.Kind.HOUSE)
             ledger.lock_accounts(Account.objects.filter(owners))

@@ -53,8 +53,19 @@ def _links(table: Table) -> list[tuple[str, str]]:
 
 @admin.register(Table)
 class TableAdmin(ReadOnlyMixin, ModerationForms):
-    list_display = ("id", "size", "status", "stake", "is_public", "is_quick", "round_number", "turn_seat", "seq",
-                    "created_at", "links")
+    list_display = (
+        "id",
+        "size",
+        "status",
+        "stake",
+        "is_public",
+        "is_quick",
+        "round_number",
+        "turn_seat",
+        "seq",
+        "created_at",
+        "links",
+    )
     list_filter = ("status", "size", "stake", "is_public", "is_quick")
     search_fields = ("seats__name",)
     exclude = ("state",)
@@ -70,17 +81,25 @@ class TableAdmin(ReadOnlyMixin, ModerationForms):
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("games.cancel_table"))
 
-    def _cancel(self, request: HttpRequest, tables: Iterable[Table], action: str | None = None,
-                back: str = "") -> HttpResponse | None:
+    def _cancel(
+        self, request: HttpRequest, tables: Iterable[Table], action: str | None = None, back: str = ""
+    ) -> HttpResponse | None:
         def perform(table: Table, data: dict[str, Any]) -> str:
             actions.do_admin_cancel(table.pk, request.user, data["reason"])
             return gettext("Mesa %(id)s cancelada; las apuestas se han devuelto.") % {"id": table.pk}
 
-        return self.moderate(request, tables, permitted=self.has_cancel_permission(request), form_class=CancelForm,
-                             title=gettext("Cancelar la partida"),
-                             intro=gettext("La partida se da por terminada sin ganador y se avisa a todos los "
-                                           "asientos."),
-                             submit=gettext("Cancelar la partida"), perform=perform, action=action, back=back)
+        return self.moderate(
+            request,
+            tables,
+            permitted=self.has_cancel_permission(request),
+            form_class=CancelForm,
+            title=gettext("Cancelar la partida"),
+            intro=gettext("La partida se da por terminada sin ganador y se avisa a todos los asientos."),
+            submit=gettext("Cancelar la partida"),
+            perform=perform,
+            action=action,
+            back=back,
+        )
 
     @admin.action(description=_("Cancelar la partida"), permissions=["cancel"])
     def cancel_tables(self, request: HttpRequest, queryset: QuerySet[Table]) -> HttpResponse | None:
@@ -93,18 +112,19 @@ class TableAdmin(ReadOnlyMixin, ModerationForms):
             return self._cancel(request, [table], back=back) or HttpResponseRedirect(back)
 
         info = self.model._meta.app_label, self.model._meta.model_name
-        return [path("<path:object_id>/cancelar/", self.admin_site.admin_view(cancel_one),
-                     name="%s_%s_cancel" % info),
-                *super().get_urls()]
+        return [
+            path("<path:object_id>/cancelar/", self.admin_site.admin_view(cancel_one), name="%s_%s_cancel" % info),
+            *super().get_urls(),
+        ]
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
-                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         extra = dict(extra_context or {})
         table = self.get_object(request, object_id)
         if table is not None:
             extra["table_links"] = _links(table)
-            if (self.has_cancel_permission(request)
-                    and table.status in (Table.Status.WAITING, Table.Status.PLAYING)):
+            if self.has_cancel_permission(request) and table.status in (Table.Status.WAITING, Table.Status.PLAYING):
                 extra["cancel_url"] = reverse("admin:games_table_cancel", args=[table.pk])
         return super().change_view(request, object_id, form_url, extra)
 

@@ -193,8 +193,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             position = await database_sync_to_async(talk.check_say)(self.table_id, self.user_id)
             if not await database_sync_to_async(talk.allow)(self.user_id):
                 raise talk.too_many()
-            await self.channel_layer.group_send(push.table_group(self.table_id),
-                                                {"type": "table.talk", "seat": position, "phrase": phrase})
+            await self.channel_layer.group_send(
+                push.table_group(self.table_id), {"type": "table.talk", "seat": position, "phrase": phrase}
+            )
         except actions.ActionError as error:
             await self.answer(error)
         except Exception:

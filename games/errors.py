@@ -12,8 +12,16 @@ from games.engine import PochaError
 class ActionError(Exception):
     """Why a request was refused.  Nothing was changed.  ``resync``: the sender's page is stale."""
 
-    def __init__(self, code: str, message: Any = None, *, es: str | None = None, en: str | None = None,
-                 resync: bool = False, params: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: Any = None,
+        *,
+        es: str | None = None,
+        en: str | None = None,
+        resync: bool = False,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(code)
         self.code = code
         #: Filled into the message in the reader's language (``%(name)s`` placeholders).

@@ -15,7 +15,6 @@ from django.utils.translation import gettext_lazy as _
 
 from games.engine.levels import DIFICIL, FACIL, LEVELS, NORMAL
 
-
 #: What a seat may stake: free, or 100, 500 or 2,000 chips (RULES.md, "Chips and stakes").
 STAKES = (0, 100, 500, 2000)
 #: Private-table codes: capitals nobody confuses with a digit or with each other (no I, L, O, S, Z, B).
@@ -37,8 +36,14 @@ class Table(models.Model):
     status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.WAITING)
     is_public = models.BooleanField(_("pública"), default=True)
     is_quick = models.BooleanField(_("partida rápida"), default=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="tables_created", verbose_name=_("creada por"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tables_created",
+        verbose_name=_("creada por"),
+    )
     created_at = models.DateTimeField(_("creada el"), auto_now_add=True)
     started_at = models.DateTimeField(_("empezada el"), null=True, blank=True)
     finished_at = models.DateTimeField(_("terminada el"), null=True, blank=True)
@@ -72,8 +77,9 @@ class Table(models.Model):
     #: bot that plays for a person whose clock ran out, who is away or whose connection dropped.
     bot_level = models.CharField(_("nivel de los bots"), max_length=10, choices=BOT_LEVEL_CHOICES, default=NORMAL)
     #: «Revancha»: the finished table this one replays, with the same options, for the same players.
-    rematch_of = models.OneToOneField("self", null=True, blank=True, on_delete=models.SET_NULL,
-                                      related_name="rematch", verbose_name=_("revancha de"))
+    rematch_of = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rematch", verbose_name=_("revancha de")
+    )
 
     class Meta:
         verbose_name = _("mesa")
@@ -85,15 +91,21 @@ class Table(models.Model):
         ]
         constraints = [
             # A code works only while its table waits, so it need only be unique among those.
-            models.UniqueConstraint(fields=["code"], condition=models.Q(status="waiting", code__isnull=False),
-                                    name="table_code_unique_while_waiting"),
+            models.UniqueConstraint(
+                fields=["code"],
+                condition=models.Q(status="waiting", code__isnull=False),
+                name="table_code_unique_while_waiting",
+            ),
             models.CheckConstraint(condition=models.Q(stake__in=STAKES), name="table_stake_offered"),
             models.CheckConstraint(condition=models.Q(bot_level__in=LEVELS), name="table_bot_level_known"),
         ]
 
     def __str__(self) -> str:
         return gettext("Mesa %(id)s (%(size)s jugadores, %(status)s)") % {
-            "id": self.pk, "size": self.size, "status": self.get_status_display()}
+            "id": self.pk,
+            "size": self.size,
+            "status": self.get_status_display(),
+        }
 
     @property
     def group_name(self) -> str:
@@ -103,8 +115,14 @@ class Table(models.Model):
 class Seat(models.Model):
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats", verbose_name=_("mesa"))
     position = models.PositiveSmallIntegerField(_("asiento"))
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                             related_name="seats", verbose_name=_("jugador"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="seats",
+        verbose_name=_("jugador"),
+    )
     is_bot = models.BooleanField(_("bot"), default=False)
     name = models.CharField(_("nombre"), max_length=150)
     joined_at = models.DateTimeField(_("sentado el"), auto_now_add=True)
@@ -135,14 +153,18 @@ class Seat(models.Model):
         ordering = ["position"]
         constraints = [
             models.UniqueConstraint(fields=["table", "position"], name="seat_unique_position"),
-            models.UniqueConstraint(fields=["table", "user"], name="seat_unique_user",
-                                    condition=models.Q(user__isnull=False)),
+            models.UniqueConstraint(
+                fields=["table", "user"], name="seat_unique_user", condition=models.Q(user__isnull=False)
+            ),
         ]
         indexes = [models.Index(fields=["user", "table"], name="seat_user_idx")]
 
     def __str__(self) -> str:
         return gettext("%(name)s (mesa %(table)s, asiento %(position)s)") % {
-            "name": self.name, "table": self.table_id, "position": self.position}
+            "name": self.name,
+            "table": self.table_id,
+            "position": self.position,
+        }
 
 
 class Round(models.Model):
@@ -251,14 +273,22 @@ class Watcher(models.Model):
 
     # No database constraint: inserting a row would otherwise wait for the table row's lock (a key-share
     # lock against a move's FOR UPDATE), and opening a socket must never wait for a move.
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="watchers", verbose_name=_("mesa"),
-                              db_constraint=False)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
-                             verbose_name=_("usuario"))
+    table = models.ForeignKey(
+        Table, on_delete=models.CASCADE, related_name="watchers", verbose_name=_("mesa"), db_constraint=False
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("usuario")
+    )
     channel_name = models.CharField(_("canal"), max_length=200, unique=True)
     #: The process holding the socket (null: a row from before processes were recorded).
-    process = models.ForeignKey(ServerProcess, null=True, blank=True, on_delete=models.CASCADE,
-                                related_name="watchers", verbose_name=_("proceso"))
+    process = models.ForeignKey(
+        ServerProcess,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="watchers",
+        verbose_name=_("proceso"),
+    )
     seen_at = models.DateTimeField(_("visto el"), auto_now=True)
 
     class Meta:

@@ -78,8 +78,12 @@ def _finished_seats(user_id: int) -> QuerySet[Seat]:
 def game_stats(user_id: int) -> dict[str, Any]:
     """Games played and won, exact-bid rate and points per round, over every finished game (one query)."""
     row = _finished_seats(user_id).aggregate(
-        games=Count("pk"), wins=Count("pk", filter=Q(place=1)),
-        rounds=Sum("rounds_bid"), exact=Sum("exact_bids"), points=Sum("final_total"))
+        games=Count("pk"),
+        wins=Count("pk", filter=Q(place=1)),
+        rounds=Sum("rounds_bid"),
+        exact=Sum("exact_bids"),
+        points=Sum("final_total"),
+    )
     rounds = row["rounds"] or 0
     return {
         "games": row["games"],
@@ -100,15 +104,22 @@ def chip_stats(user_id: int, now: datetime) -> dict[str, Any]:
     for period, start in current.items():
         wanted |= Q(period=period, start=start)
     nets = {period: 0 for period in current}
-    for period, start, net in PeriodScore.objects.filter(wanted, user_id=user_id).values_list("period", "start",
-                                                                                            "net"):
+    for period, start, net in PeriodScore.objects.filter(wanted, user_id=user_id).values_list("period", "start", "net"):
         if current[period] == start:
             nets[period] = net
-    best_row = (PeriodScore.objects.filter(user_id=user_id, best_position__isnull=False)
-                .order_by("best_position", "-start").values_list("best_position", "period", "start").first())
+    best_row = (
+        PeriodScore.objects.filter(user_id=user_id, best_position__isnull=False)
+        .order_by("best_position", "-start")
+        .values_list("best_position", "period", "start")
+        .first()
+    )
     best = BestPosition(*best_row) if best_row is not None else None
-    return {"week": nets[PeriodScore.Period.WEEK], "month": nets[PeriodScore.Period.MONTH],
-            "all": nets[PeriodScore.Period.ALL], "best": best}
+    return {
+        "week": nets[PeriodScore.Period.WEEK],
+        "month": nets[PeriodScore.Period.MONTH],
+        "all": nets[PeriodScore.Period.ALL],
+        "best": best,
+    }
 
 
 def _visible_to(viewer: Any) -> Q:
@@ -117,14 +128,21 @@ def _visible_to(viewer: Any) -> Q:
         return Q(pk__in=[])
     if viewer.is_staff:
         return Q()
-    return (Q(table__is_public=True) | Q(table__created_by_id=viewer.pk)
-            | Q(table__in=Seat.objects.filter(user_id=viewer.pk).values("table_id")))
+    return (
+        Q(table__is_public=True)
+        | Q(table__created_by_id=viewer.pk)
+        | Q(table__in=Seat.objects.filter(user_id=viewer.pk).values("table_id"))
+    )
 
 
 def recent_games(user_id: int, viewer: Any, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
     """The player's last finished games that ``viewer`` may see: two queries whatever the count."""
-    mine = list(_finished_seats(user_id).filter(_visible_to(viewer)).select_related("table")
-                .order_by("-table__finished_at", "-table_id")[:limit])
+    mine = list(
+        _finished_seats(user_id)
+        .filter(_visible_to(viewer))
+        .select_related("table")
+        .order_by("-table__finished_at", "-table_id")[:limit]
+    )
     by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table_id__in=[s.table_id for s in mine]).select_related("user"):
         by_table.setdefault(seat.table_id, []).append(seat)
@@ -134,19 +152,28 @@ def recent_games(user_id: int, viewer: Any, limit: int = RECENT_GAMES) -> list[d
         seats = sorted(by_table.get(table.pk, []), key=lambda s: s.position)
         if not access.can_view(table, viewer, seats=seats):  # the SQL filter above, checked the one way
             continue
-        rows.append({
-            "table": table,
-            "when": table.finished_at,
-            "players": [{"name": s.name, "username": s.user.get_username() if s.user else None,
-                         "is_bot": s.is_bot, "is_self": s.pk == seat.pk} for s in seats],
-            "place": seat.place,
-            "size": table.size,
-            "points": seat.final_total,
-            "stake": table.stake,
-            "chips": seat.winnings - table.stake if table.stake else None,
-            "is_private": not table.is_public,
-            "left": seat.left,
-        })
+        rows.append(
+            {
+                "table": table,
+                "when": table.finished_at,
+                "players": [
+                    {
+                        "name": s.name,
+                        "username": s.user.get_username() if s.user else None,
+                        "is_bot": s.is_bot,
+                        "is_self": s.pk == seat.pk,
+                    }
+                    for s in seats
+                ],
+                "place": seat.place,
+                "size": table.size,
+                "points": seat.final_total,
+                "stake": table.stake,
+                "chips": seat.winnings - table.stake if table.stake else None,
+                "is_private": not table.is_public,
+                "left": seat.left,
+            }
+        )
     return rows
 
 
@@ -173,8 +200,10 @@ def replay_timeline(record: dict[str, Any]) -> tuple[list[dict[str, Any]], GameS
     game = GameState(record["players"], record["first_dealer"])
     rounds = []
     for entry in record["rounds"]:
-        game.deal([[Card.parse(c) for c in hand] for hand in entry["hands"]],
-                  Card.parse(entry["trump_card"]) if entry["trump_card"] else None)
+        game.deal(
+            [[Card.parse(c) for c in hand] for hand in entry["hands"]],
+            Card.parse(entry["trump_card"]) if entry["trump_card"] else None,
+        )
         bidders = list(game.order)
         for amount in entry["bids"]:
             game.bid(amount)
@@ -190,14 +219,25 @@ def replay_timeline(record: dict[str, Any]) -> tuple[list[dict[str, Any]], GameS
                 assert game.last_trick_winner is not None
                 winners.append(game.last_trick_winner)
         result = game.results[-1]
-        rounds.append({
-            "number": result.number, "phase": result.phase.value, "cards": result.cards,
-            "dealer": result.dealer, "resting": game.resting, "bidders": bidders,
-            "trump_suit": result.trump_suit.value, "multiplier": result.multiplier,
-            "auction_winner": result.auction_winner, "play_seats": play_seats, "trick_winners": winners,
-            "bids": list(result.bids), "tricks": list(result.tricks), "points": list(result.points),
-            "totals": list(game.totals),
-        })
+        rounds.append(
+            {
+                "number": result.number,
+                "phase": result.phase.value,
+                "cards": result.cards,
+                "dealer": result.dealer,
+                "resting": game.resting,
+                "bidders": bidders,
+                "trump_suit": result.trump_suit.value,
+                "multiplier": result.multiplier,
+                "auction_winner": result.auction_winner,
+                "play_seats": play_seats,
+                "trick_winners": winners,
+                "bids": list(result.bids),
+                "tricks": list(result.tricks),
+                "points": list(result.points),
+                "totals": list(game.totals),
+            }
+        )
     return rounds, game
 
 
@@ -222,8 +262,9 @@ def _js_strings() -> dict[str, str]:
     }
 
 
-def replay_context(table: Table, record: dict[str, Any], seats: list[Seat], usernames: dict[int, str],
-                   language: str) -> dict[str, Any]:
+def replay_context(
+    table: Table, record: dict[str, Any], seats: list[Seat], usernames: dict[int, str], language: str
+) -> dict[str, Any]:
     rounds, game = replay_timeline(record)
     total_rounds = len(game.schedule)
     names = list(record["players"])
@@ -237,33 +278,53 @@ def replay_context(table: Table, record: dict[str, Any], seats: list[Seat], user
     # in the board's display order (by suit, strongest first): the script sorts each hand by it
     cards = [card_ctx(card, language) for card in sort_hand(Card.parse(code) for code in codes)]
     for r in rounds:
-        r["title"] = ngettext("Ronda %(n)s de %(total)s · %(phase)s · %(cards)s carta",
-                              "Ronda %(n)s de %(total)s · %(phase)s · %(cards)s cartas", r["cards"]) % {
-            "n": r["number"], "total": total_rounds, "phase": phase_names[r["phase"]], "cards": r["cards"]}
+        r["title"] = ngettext(
+            "Ronda %(n)s de %(total)s · %(phase)s · %(cards)s carta",
+            "Ronda %(n)s de %(total)s · %(phase)s · %(cards)s cartas",
+            r["cards"],
+        ) % {"n": r["number"], "total": total_rounds, "phase": phase_names[r["phase"]], "cards": r["cards"]}
     summary = []
     for entry, r in zip(record["rounds"], rounds):
         trump_card = card_ctx(Card.parse(entry["trump_card"]), language) if entry["trump_card"] else None
         suit = Suit.parse(r["trump_suit"])
-        summary.append({
-            "number": r["number"], "phase": phase_names[r["phase"]], "cards": r["cards"],
-            "multiplier": r["multiplier"], "trump_card": trump_card,
-            "trump": {"code": suit.value, "name": suit_name(suit, language), "symbol": SUIT_SYMBOLS[suit]},
-            "auction_winner": names[r["auction_winner"]] if r["auction_winner"] is not None else None,
-            "dealer": names[r["dealer"]],
-            "cells": [{"bid": r["bids"][p], "tricks": r["tricks"][p], "points": r["points"][p],
-                       "signed": _signed(r["points"][p]), "resting": r["resting"] == p}
-                      for p in range(len(names))],
-        })
+        summary.append(
+            {
+                "number": r["number"],
+                "phase": phase_names[r["phase"]],
+                "cards": r["cards"],
+                "multiplier": r["multiplier"],
+                "trump_card": trump_card,
+                "trump": {"code": suit.value, "name": suit_name(suit, language), "symbol": SUIT_SYMBOLS[suit]},
+                "auction_winner": names[r["auction_winner"]] if r["auction_winner"] is not None else None,
+                "dealer": names[r["dealer"]],
+                "cells": [
+                    {
+                        "bid": r["bids"][p],
+                        "tricks": r["tricks"][p],
+                        "points": r["points"][p],
+                        "signed": _signed(r["points"][p]),
+                        "resting": r["resting"] == p,
+                    }
+                    for p in range(len(names))
+                ],
+            }
+        )
     winners = set(game.winners() or [])
     places = [1 + sum(1 for other in game.totals if other > mine) for mine in game.totals]
     players = []
     for p, name in enumerate(names):
         seat = by_pos.get(p)
-        players.append({
-            "position": p, "name": name, "total": game.totals[p], "place": places[p], "winner": p in winners,
-            "is_bot": bool(seat and seat.is_bot),
-            "username": usernames.get(seat.user_id) if seat is not None and seat.user_id else None,
-        })
+        players.append(
+            {
+                "position": p,
+                "name": name,
+                "total": game.totals[p],
+                "place": places[p],
+                "winner": p in winners,
+                "is_bot": bool(seat and seat.is_bot),
+                "username": usernames.get(seat.user_id) if seat is not None and seat.user_id else None,
+            }
+        )
     data = {
         "players": names,
         "rounds": rounds,
@@ -274,7 +335,12 @@ def replay_context(table: Table, record: dict[str, Any], seats: list[Seat], user
         "strings": _js_strings(),
     }
     return {
-        "table": table, "record": record, "replay_data": data, "cards": cards, "summary": summary,
-        "players": players, "ranking": sorted(players, key=lambda p: (p["place"], p["position"])),
+        "table": table,
+        "record": record,
+        "replay_data": data,
+        "cards": cards,
+        "summary": summary,
+        "players": players,
+        "ranking": sorted(players, key=lambda p: (p["place"], p["position"])),
         "complete": game.is_over,
     }

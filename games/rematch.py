@@ -178,10 +178,19 @@ def _new_table(old: Table, user: Any) -> Table:
         try:
             with transaction.atomic():  # a code another waiting table just took: draw again
                 return Table.objects.create(
-                    size=old.size, stake=old.stake, is_public=old.is_public, is_quick=old.is_quick,
-                    bots_allowed=old.bots_allowed, bot_level=old.bot_level, card_seconds=old.card_seconds,
-                    bid_seconds=old.bid_seconds, trump_seconds=old.trump_seconds, created_by_id=user.pk, rematch_of=old,
-                    code=None if old.is_public else actions._new_code(), fill_at=fill_at,
+                    size=old.size,
+                    stake=old.stake,
+                    is_public=old.is_public,
+                    is_quick=old.is_quick,
+                    bots_allowed=old.bots_allowed,
+                    bot_level=old.bot_level,
+                    card_seconds=old.card_seconds,
+                    bid_seconds=old.bid_seconds,
+                    trump_seconds=old.trump_seconds,
+                    created_by_id=user.pk,
+                    rematch_of=old,
+                    code=None if old.is_public else actions._new_code(),
+                    fill_at=fill_at,
                 )
         except IntegrityError:
             if old.is_public or attempt == 19 or Table.objects.filter(rematch_of_id=old.pk).exists():
@@ -277,8 +286,16 @@ def rematch_context(table: Table, seats: list[Seat], viewer_user_id: int | None)
         return None
     rematch = Table.objects.filter(rematch_of_id=table.pk).first()
     ctx: dict[str, Any] = {
-        "old_table_id": table.pk, "offered": rematch is not None, "table_id": None, "by": None,
-        "seated": [], "waiting": [], "declined": [], "mine": False, "i_declined": False, "status": None,
+        "old_table_id": table.pk,
+        "offered": rematch is not None,
+        "table_id": None,
+        "by": None,
+        "seated": [],
+        "waiting": [],
+        "declined": [],
+        "mine": False,
+        "i_declined": False,
+        "status": None,
         "is_public": table.is_public,
     }
     if rematch is None:
@@ -288,11 +305,14 @@ def rematch_context(table: Table, seats: list[Seat], viewer_user_id: int | None)
     declined = _declined(rematch, [s.user_id for s in humans if s.user_id not in seated_ids]) if open_ else set()
     by = next((s.name for s in humans if s.user_id == rematch.created_by_id), "")
     ctx.update(
-        table_id=rematch.pk, by=by, status=rematch.status, is_public=rematch.is_public,
+        table_id=rematch.pk,
+        by=by,
+        status=rematch.status,
+        is_public=rematch.is_public,
         seated=[s.name for s in humans if s.user_id in seated_ids],
-        waiting=[s.name for s in humans if s.user_id not in seated_ids and s.user_id not in declined]
-        if open_ else [],
+        waiting=[s.name for s in humans if s.user_id not in seated_ids and s.user_id not in declined] if open_ else [],
         declined=[s.name for s in humans if s.user_id in declined],
-        mine=viewer_user_id in seated_ids, i_declined=viewer_user_id in declined,
+        mine=viewer_user_id in seated_ids,
+        i_declined=viewer_user_id in declined,
     )
     return ctx

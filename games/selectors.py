@@ -13,14 +13,13 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
-from django.utils.translation import override
+from django.utils.translation import ngettext, override
 
+from accounts import ledger
+from games import rematch, talk, watchers
 from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
-from accounts import ledger
-from games import rematch, talk, watchers
 from games.models import Seat, Table
 
 SUIT_SYMBOLS = {Suit.OROS: "✹", Suit.COPAS: "♥", Suit.ESPADAS: "⚔", Suit.BASTOS: "♣"}
@@ -40,8 +39,13 @@ def suit_name(suit: Suit, language: str) -> str:
 
 
 def card_ctx(card: Card, language: str) -> dict[str, Any]:
-    return {"code": str(card), "rank": card.rank, "suit": card.suit.value, "symbol": SUIT_SYMBOLS[card.suit],
-            "name": card_name(card, language)}
+    return {
+        "code": str(card),
+        "rank": card.rank,
+        "suit": card.suit.value,
+        "symbol": SUIT_SYMBOLS[card.suit],
+        "name": card_name(card, language),
+    }
 
 
 @dataclass
@@ -56,15 +60,21 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     my_seat = next((s for s in seats if viewer.user_id is not None and s.user_id == viewer.user_id), None)
     by_pos = {s.position: s for s in seats}
     ctx: dict[str, Any] = {
-        "table": table, "seq": table.seq, "my_seat": my_seat, "lang": lang,
-        "status": table.status, "size": table.size, "stake": table.stake,
+        "table": table,
+        "seq": table.seq,
+        "my_seat": my_seat,
+        "lang": lang,
+        "status": table.status,
+        "size": table.size,
+        "stake": table.stake,
         # Stakes are held as people sit, so the pot is the stake times the seats taken until it is paid.
         "pot": table.stake * (len(seats) if table.status == Table.Status.WAITING else table.size),
         "is_private": not table.is_public,
         "is_host": my_seat is not None and table.created_by_id == viewer.user_id,
         "bots_allowed": table.bots_allowed,
         # every bot at the table plays at this level («bot · difícil» on its seat)
-        "bot_level": table.bot_level, "bot_level_name": table.get_bot_level_display(),
+        "bot_level": table.bot_level,
+        "bot_level_name": table.get_bot_level_display(),
         "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
         "i_left": my_seat is not None and my_seat.left,
         "table_texts": table_texts,  # a callable: only the page (not each push) asks for it
@@ -79,24 +89,41 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
         anchor = my_seat.position if my_seat is not None else 0
         ctx["n"] = table.size
         ctx["seats"] = [
-            {"position": p, "name": by_pos[p].name if p in by_pos else None,
-             "is_bot": by_pos[p].is_bot if p in by_pos else False,
-             "is_me": my_seat is not None and my_seat.position == p, "slot": (p - anchor) % table.size,
-             "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0}
+            {
+                "position": p,
+                "name": by_pos[p].name if p in by_pos else None,
+                "is_bot": by_pos[p].is_bot if p in by_pos else False,
+                "is_me": my_seat is not None and my_seat.position == p,
+                "slot": (p - anchor) % table.size,
+                "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0,
+            }
             for p in range(table.size)
         ]
-        ctx["fill_in"] = (max(0, int((table.fill_at - timezone.now()).total_seconds()))
-                          if table.fill_at and table.status == Table.Status.WAITING else None)
+        ctx["fill_in"] = (
+            max(0, int((table.fill_at - timezone.now()).total_seconds()))
+            if table.fill_at and table.status == Table.Status.WAITING
+            else None
+        )
         return ctx
     view = seat_view(game, my_seat.position if my_seat else None)
     ctx["view"] = view
     ctx.update(_game_context(view, by_pos, lang))
     if table.status == Table.Status.CANCELLED:
         # Called off midway: the board stays as it stopped, with no move to make and no winner.
-        ctx.update(bid_options=[], trump_options=[], my_turn=False, over=False, ranking=[], turn_name=None,
-                   hand=[{**card, "playable": False} for card in ctx["hand"]])
-    ctx["deadline_in"] = (max(0, int((table.turn_deadline - timezone.now()).total_seconds()))
-                          if table.turn_deadline and table.status == Table.Status.PLAYING else None)
+        ctx.update(
+            bid_options=[],
+            trump_options=[],
+            my_turn=False,
+            over=False,
+            ranking=[],
+            turn_name=None,
+            hand=[{**card, "playable": False} for card in ctx["hand"]],
+        )
+    ctx["deadline_in"] = (
+        max(0, int((table.turn_deadline - timezone.now()).total_seconds()))
+        if table.turn_deadline and table.status == Table.Status.PLAYING
+        else None
+    )
     ctx["deadline_ts"] = table.turn_deadline.timestamp() if ctx["deadline_in"] is not None else None
     for player in ctx["players"]:  # the clock sits on the seat whose turn it is
         player["clock"] = ctx["deadline_in"] if player["is_turn"] else None
@@ -107,8 +134,9 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
     # The bot plays for the person only when it really does: away (or left), never merely after one
     # turn the clock played for them; then, once they are back, what it did meanwhile.
     ctx["i_am_away"] = my_seat is not None and (my_seat.away or my_seat.left) and table.status == Table.Status.PLAYING
-    ctx["bot_notice"] = (bot_summary(my_seat.bot_log, lang)
-                         if my_seat is not None and my_seat.bot_log and not ctx["i_am_away"] else "")
+    ctx["bot_notice"] = (
+        bot_summary(my_seat.bot_log, lang) if my_seat is not None and my_seat.bot_log and not ctx["i_am_away"] else ""
+    )
     return ctx
 
 
@@ -136,15 +164,24 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
 
     players = []
     for p in range(view.players):
-        players.append({
-            "position": p, "name": name(p), "is_bot": by_pos[p].is_bot if p in by_pos else False,
-            "is_me": view.seat == p, "is_dealer": view.dealer == p, "is_resting": view.resting == p,
-            "is_turn": view.turn == p, "bid": view.bids[p], "tricks": view.tricks[p] if view.resting != p else None,
-            "total": view.totals[p], "hand_size": view.hand_sizes[p],
-            "away": p in by_pos and not by_pos[p].is_bot and by_pos[p].away,
-            "left": p in by_pos and by_pos[p].left,
-            "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0,
-        })
+        players.append(
+            {
+                "position": p,
+                "name": name(p),
+                "is_bot": by_pos[p].is_bot if p in by_pos else False,
+                "is_me": view.seat == p,
+                "is_dealer": view.dealer == p,
+                "is_resting": view.resting == p,
+                "is_turn": view.turn == p,
+                "bid": view.bids[p],
+                "tricks": view.tricks[p] if view.resting != p else None,
+                "total": view.totals[p],
+                "hand_size": view.hand_sizes[p],
+                "away": p in by_pos and not by_pos[p].is_bot and by_pos[p].away,
+                "left": p in by_pos and by_pos[p].left,
+                "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0,
+            }
+        )
     legal = set(view.legal)
     hand = []
     for card in view.hand:
@@ -169,31 +206,51 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
             bid_options.append({"n": n, "allowed": allowed, "reason": reason})
     trump_options = []
     if view.phase is Phase.CHOOSING_TRUMP and view.my_turn:
-        trump_options = [{"code": s.value, "name": suit_name(s, lang), "symbol": SUIT_SYMBOLS[s]}
-                         for s in SUITS if ChooseTrump(s) in legal]
+        trump_options = [
+            {"code": s.value, "name": suit_name(s, lang), "symbol": SUIT_SYMBOLS[s]}
+            for s in SUITS
+            if ChooseTrump(s) in legal
+        ]
     trick = [{"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang)} for p in view.trick]
-    last_trick = [{"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang),
-                   "won": p.seat == view.last_trick_winner} for p in view.last_trick]
+    last_trick = [
+        {"seat": p.seat, "name": name(p.seat), "card": card_ctx(p.card, lang), "won": p.seat == view.last_trick_winner}
+        for p in view.last_trick
+    ]
     # The felt: each seat's card in front of it — the trick being played, or the trick just completed
     # (nobody has led since) with its winning card marked, which every page holds up before sweeping it.
     anchor = view.seat if view.seat is not None else 0
-    trick_done = not trick and bool(last_trick) and view.phase in (Phase.PLAYING, Phase.ROUND_OVER,
-                                                                  Phase.GAME_OVER)
+    trick_done = not trick and bool(last_trick) and view.phase in (Phase.PLAYING, Phase.ROUND_OVER, Phase.GAME_OVER)
     played_tricks = sum(view.tricks)
     for player in players:
         player["slot"] = (player["position"] - anchor) % view.players
-    felt_cards = [{**t, "slot": (t["seat"] - anchor) % view.players, "won": bool(trick_done and t.get("won"))}
-                  for t in (last_trick if trick_done else trick)]
+    felt_cards = [
+        {**t, "slot": (t["seat"] - anchor) % view.players, "won": bool(trick_done and t.get("won"))}
+        for t in (last_trick if trick_done else trick)
+    ]
     results = []
     for r in view.results:
-        results.append({
-            "number": r.number, "phase": r.phase.value, "cards": r.cards, "multiplier": r.multiplier,
-            "trump": suit_name(r.trump_suit, lang), "symbol": SUIT_SYMBOLS[r.trump_suit], "suit": r.trump_suit.value,
-            "rows": [{"name": name(p), "bid": r.bids[p], "tricks": r.tricks[p], "points": r.points[p],
-                      "made": r.bids[p] is not None and r.bids[p] == r.tricks[p]}
-                     for p in range(view.players)],
-            "points": list(r.points),
-        })
+        results.append(
+            {
+                "number": r.number,
+                "phase": r.phase.value,
+                "cards": r.cards,
+                "multiplier": r.multiplier,
+                "trump": suit_name(r.trump_suit, lang),
+                "symbol": SUIT_SYMBOLS[r.trump_suit],
+                "suit": r.trump_suit.value,
+                "rows": [
+                    {
+                        "name": name(p),
+                        "bid": r.bids[p],
+                        "tricks": r.tricks[p],
+                        "points": r.points[p],
+                        "made": r.bids[p] is not None and r.bids[p] == r.tricks[p],
+                    }
+                    for p in range(view.players)
+                ],
+                "points": list(r.points),
+            }
+        )
     ranking = []
     if view.winners is not None:
         order = sorted(range(view.players), key=lambda p: (-view.totals[p], p))
@@ -203,8 +260,15 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
             if view.totals[p] != previous:
                 place = i + 1
                 previous = view.totals[p]
-            ranking.append({"place": place, "name": name(p), "total": view.totals[p], "winner": p in view.winners,
-                            "chips": by_pos[p].winnings if p in by_pos else 0})
+            ranking.append(
+                {
+                    "place": place,
+                    "name": name(p),
+                    "total": view.totals[p],
+                    "winner": p in view.winners,
+                    "chips": by_pos[p].winnings if p in by_pos else 0,
+                }
+            )
     round_phase_names = {"subida": _("subida"), "subasta": _("subasta"), "bajada": _("bajada")}
     # Bids against tricks: «sobran 2» (more asked than there are tricks) or «faltan 1».
     bids_made = [b for b in view.bids if b is not None]
@@ -218,7 +282,10 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         else:
             balance = _("justas")
         bids_line = _("Pedidas %(total)s de %(cards)s: %(balance)s") % {
-            "total": total, "cards": view.cards, "balance": balance}
+            "total": total,
+            "cards": view.cards,
+            "balance": balance,
+        }
     return {
         "n": view.players,
         "bids_line": bids_line,
@@ -238,17 +305,29 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         # the last round's result stays up until the first card of the next round is played
         # A round's result is up from its last trick until the next deal (the round pause); with no
         # pause configured, the next round's page shows it until the first card of that round.
-        "last_result": results[-1] if results and (
+        "last_result": results[-1]
+        if results
+        and (
             view.phase is Phase.ROUND_OVER
-            or (settings.POCHA_ROUND_PAUSE <= 0 and view.phase is not Phase.GAME_OVER
-                and (view.phase is not Phase.PLAYING or not (view.trick or view.last_trick)))) else None,
+            or (
+                settings.POCHA_ROUND_PAUSE <= 0
+                and view.phase is not Phase.GAME_OVER
+                and (view.phase is not Phase.PLAYING or not (view.trick or view.last_trick))
+            )
+        )
+        else None,
         # the round just ended on this board (its last trick is still on the felt): the page shows the
         # result once that trick has been held up
         "round_just_over": view.phase in (Phase.ROUND_OVER, Phase.GAME_OVER) and trick_done,
         "ranking": ranking,
         "trump_card": card_ctx(view.trump_card, lang) if view.trump_card else None,
-        "trump_suit": {"name": suit_name(view.trump_suit, lang), "symbol": SUIT_SYMBOLS[view.trump_suit],
-                       "code": view.trump_suit.value} if view.trump_suit else None,
+        "trump_suit": {
+            "name": suit_name(view.trump_suit, lang),
+            "symbol": SUIT_SYMBOLS[view.trump_suit],
+            "code": view.trump_suit.value,
+        }
+        if view.trump_suit
+        else None,
         "multiplier": view.multiplier,
         "round_phase": round_phase_names.get(view.round_phase.value, "") if view.round_phase else "",
         "turn_name": name(view.turn) if view.turn is not None else None,
@@ -264,11 +343,19 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
 def table_texts() -> dict[str, str]:
     """What the table's script says in the page's language (announcements, toggles)."""
     return {
-        "your_turn": _("Te toca"), "bid": _("pide tus bazas"), "trump": _("elige el triunfo"),
-        "play": _("juega una carta"), "trick_for": _("Baza para"), "plays": _("juega"),
-        "lost": _("Conexión perdida: reconectando…"), "mute": _("Silenciar el aviso"),
-        "unmute": _("Activar el aviso"), "round_result": _("Resultado de la ronda"), "says": _("dice"),
-        "mute_talk": _("Silenciar las frases de"), "unmute_talk": _("Volver a oír las frases de"),
+        "your_turn": _("Te toca"),
+        "bid": _("pide tus bazas"),
+        "trump": _("elige el triunfo"),
+        "play": _("juega una carta"),
+        "trick_for": _("Baza para"),
+        "plays": _("juega"),
+        "lost": _("Conexión perdida: reconectando…"),
+        "mute": _("Silenciar el aviso"),
+        "unmute": _("Activar el aviso"),
+        "round_result": _("Resultado de la ronda"),
+        "says": _("dice"),
+        "mute_talk": _("Silenciar las frases de"),
+        "unmute_talk": _("Volver a oír las frases de"),
     }
 
 

@@ -74,8 +74,9 @@ def check_say(table_id: int, user_id: int | None) -> int:
     no lock); ActionError if they may not: not seated as a person there, or suspended."""
     if user_id is None:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
-    position = (Seat.objects.filter(table_id=table_id, user_id=user_id, is_bot=False)
-                .values_list("position", flat=True).first())
+    position = (
+        Seat.objects.filter(table_id=table_id, user_id=user_id, is_bot=False).values_list("position", flat=True).first()
+    )
     if position is None:
         raise not_a_player()
     reason = moderation.suspension_reason(user_id)
@@ -113,6 +114,12 @@ def render_talk(seat: int, phrase: str, name: str, language: str) -> str:
     """The talk frame one viewer is sent, in their language:
     ``<div id="talk-event" data-talk-seat="2" data-talk-phrase="suerte" data-talk-name="Lola">¡Suerte!</div>``"""
     with override(language):
-        return render_to_string("games/_talk.html", {
-            "seat": int(seat), "phrase": phrase, "name": name, "text": str(PHRASE_TEXT[phrase]),
-        }).strip()
+        return render_to_string(
+            "games/_talk.html",
+            {
+                "seat": int(seat),
+                "phrase": phrase,
+                "name": name,
+                "text": str(PHRASE_TEXT[phrase]),
+            },
+        ).strip()

@@ -88,8 +88,11 @@ def arm(table_id: int, seq: int, due: datetime) -> None:
 
 
 def _call_later(loop: asyncio.AbstractEventLoop, delay: float, table_id: int, seq: int) -> None:
-    loop.call_later(delay, lambda: loop.create_task(run_due_async(table_id, seq), context=contextvars.Context()),
-                    context=contextvars.Context())
+    loop.call_later(
+        delay,
+        lambda: loop.create_task(run_due_async(table_id, seq), context=contextvars.Context()),
+        context=contextvars.Context(),
+    )
 
 
 def thinking_pool() -> ThreadPoolExecutor:
@@ -125,8 +128,11 @@ def overdue_steps(limit: int = 500, slack: float = 0.0) -> list[tuple[int, int]]
     """(table, seq) of every step whose time has come (``slack`` seconds ago at least), oldest first."""
     from games.models import Table
 
-    return list(Table.objects.filter(due_at__lte=timezone.now() - timedelta(seconds=slack)).order_by("due_at")
-                .values_list("pk", "seq")[:limit])
+    return list(
+        Table.objects.filter(due_at__lte=timezone.now() - timedelta(seconds=slack))
+        .order_by("due_at")
+        .values_list("pk", "seq")[:limit]
+    )
 
 
 def sweep() -> int:

@@ -44,9 +44,11 @@ def open_tables(user_id: int | None) -> list[dict[str, object]]:
     # A rematch is for the people of the game it replays: never offered to the lobby.  A table that has
     # waited POCHA_WAITING_TTL for its players is being called off: not offered either (its due step may
     # still be on its way).
-    tables = list(Table.objects.filter(status=Table.Status.WAITING, is_public=True, rematch_of__isnull=True)
-                  .exclude(fill_at__isnull=True, due_at__lte=timezone.now())
-                  .order_by("-created_at")[:20])
+    tables = list(
+        Table.objects.filter(status=Table.Status.WAITING, is_public=True, rematch_of__isnull=True)
+        .exclude(fill_at__isnull=True, due_at__lte=timezone.now())
+        .order_by("-created_at")[:20]
+    )
     seats_by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table__in=tables):
         seats_by_table.setdefault(seat.table_id, []).append(seat)
@@ -54,22 +56,33 @@ def open_tables(user_id: int | None) -> list[dict[str, object]]:
     for table in tables:
         seats = seats_by_table.get(table.pk, [])
         # Stakes are held as people sit: the pot is the stake times the seats taken.
-        rows.append({"table": table, "taken": len(seats), "names": [s.name for s in seats],
-                     "pot": table.stake * len(seats), "mine": any(s.user_id == user_id for s in seats)})
+        rows.append(
+            {
+                "table": table,
+                "taken": len(seats),
+                "names": [s.name for s in seats],
+                "pot": table.stake * len(seats),
+                "mine": any(s.user_id == user_id for s in seats),
+            }
+        )
     return rows
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    context: dict[str, object] = {"sizes": [3, 4, 5, 6], "stakes": STAKES, "bot_levels": BOT_LEVEL_CHOICES,
-                                  "default_bot_level": NORMAL}
+    context: dict[str, object] = {
+        "sizes": [3, 4, 5, 6],
+        "stakes": STAKES,
+        "bot_levels": BOT_LEVEL_CHOICES,
+        "default_bot_level": NORMAL,
+    }
     if request.user.is_authenticated:
         profile = Profile.objects.filter(user_id=request.user.pk).first()
         context["quick_size"] = profile.quick_size if profile else 4
         context["quick_stake"] = profile.quick_stake if profile else 0
         context["open_tables"] = open_tables(request.user.pk)
-        context["my_tables"] = (Table.objects.filter(seats__user_id=request.user.pk, seats__left=False,
-                                                     status__in=[Table.Status.WAITING, Table.Status.PLAYING])
-                                .order_by("-created_at")[:5])
+        context["my_tables"] = Table.objects.filter(
+            seats__user_id=request.user.pk, seats__left=False, status__in=[Table.Status.WAITING, Table.Status.PLAYING]
+        ).order_by("-created_at")[:5]
     return render(request, "home.html", context)
 
 
@@ -93,8 +106,9 @@ def quick_play(request: HttpRequest) -> HttpResponse:
 @require_POST
 def create_table(request: HttpRequest) -> HttpResponse:
     try:
-        table = actions.do_create_table(request.user, _int(request, "size", 4), public=True,
-                                        stake=_int(request, "stake", 0))
+        table = actions.do_create_table(
+            request.user, _int(request, "size", 4), public=True, stake=_int(request, "stake", 0)
+        )
     except actions.ActionError as error:
         _refuse(request, error)
         return redirect("home")
@@ -105,9 +119,13 @@ def create_table(request: HttpRequest) -> HttpResponse:
 @require_POST
 def create_private_table(request: HttpRequest) -> HttpResponse:
     try:
-        table = actions.do_create_private_table(request.user, _int(request, "size", 4), _int(request, "stake", 0),
-                                                bots_allowed=request.POST.get("bots") == "on",
-                                                bot_level=request.POST.get("bot_level", NORMAL))
+        table = actions.do_create_private_table(
+            request.user,
+            _int(request, "size", 4),
+            _int(request, "stake", 0),
+            bots_allowed=request.POST.get("bots") == "on",
+            bot_level=request.POST.get("bot_level", NORMAL),
+        )
     except actions.ActionError as error:
         _refuse(request, error)
         return redirect("home")
@@ -122,21 +140,27 @@ def _find_by_code(request: HttpRequest, raw: object) -> Table:
     """The waiting private table with this code; ActionError (and one more counted failure) otherwise."""
     idents = _code_limit_idents(request)
     if ratelimit.blocked("code", idents, settings.POCHA_CODE_ATTEMPTS):
-        raise actions.ActionError("code_rate", _("Demasiados códigos equivocados seguidos. Espera un minuto y "
-                                                 "vuelve a probar."))
+        raise actions.ActionError(
+            "code_rate", _("Demasiados códigos equivocados seguidos. Espera un minuto y vuelve a probar.")
+        )
     code = access.normalize_code(raw)
-    table = None if code is None else (Table.objects.filter(code=code, status=Table.Status.WAITING, is_public=False)
-                                       .first())
+    table = (
+        None
+        if code is None
+        else (Table.objects.filter(code=code, status=Table.Status.WAITING, is_public=False).first())
+    )
     if table is not None:
         return table
     ratelimit.fail("code", idents)
     if code is None:
         raise actions.ActionError("code_malformed", _("Un código de mesa son cinco letras, como «KDMTR»."))
     if Table.objects.filter(code=code, is_public=False).exists():
-        raise actions.ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha "
-                                                    "cancelado."))
-    raise actions.ActionError("code_unknown", _("No hay ninguna mesa esperando con el código %(code)s.")
-                              % {"code": code})
+        raise actions.ActionError(
+            "code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha cancelado.")
+        )
+    raise actions.ActionError(
+        "code_unknown", _("No hay ninguna mesa esperando con el código %(code)s.") % {"code": code}
+    )
 
 
 @login_required
@@ -165,10 +189,17 @@ def private_link(request: HttpRequest, code: str) -> HttpResponse:
     if Seat.objects.filter(table=table, user_id=request.user.pk).exists():
         return redirect("games:table", table_id=table.pk)
     seats = list(Seat.objects.filter(table=table))
-    return render(request, "games/join.html", {
-        "table": table, "seats": seats, "host": next((s.name for s in seats if s.position == 0), ""),
-        "free": table.size - len(seats), "chips": ledger.balance(request.user.pk),
-    })
+    return render(
+        request,
+        "games/join.html",
+        {
+            "table": table,
+            "seats": seats,
+            "host": next((s.name for s in seats if s.position == 0), ""),
+            "free": table.size - len(seats),
+            "chips": ledger.balance(request.user.pk),
+        },
+    )
 
 
 @login_required
@@ -258,8 +289,9 @@ def record_download(request: HttpRequest, table_id: int) -> HttpResponse:
         raise Http404  # the record holds every hand: only once the game is over
     game = selectors.game_state(table)
     assert game is not None
-    response = HttpResponse(json.dumps(export_record(game), ensure_ascii=False, indent=1),
-                            content_type="application/json")
+    response = HttpResponse(
+        json.dumps(export_record(game), ensure_ascii=False, indent=1), content_type="application/json"
+    )
     response["Content-Disposition"] = f'attachment; filename="la-pocha-mesa-{table.pk}.json"'
     return response
 

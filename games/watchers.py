@@ -24,10 +24,15 @@ from games.models import Seat, Table, Watcher
 
 def _seated_and_watching(table_id: int, user_id: int) -> tuple[bool, bool] | None:
     """(seated, has another socket here) for one person at one table, in one read; None if no table."""
-    row = (Table.objects.filter(pk=table_id)
-           .annotate(seated=Exists(Seat.objects.filter(table_id=OuterRef("pk"), user_id=user_id)),
-                     watching=Exists(Watcher.objects.filter(table_id=OuterRef("pk"), user_id=user_id)))
-           .values_list("seated", "watching").first())
+    row = (
+        Table.objects.filter(pk=table_id)
+        .annotate(
+            seated=Exists(Seat.objects.filter(table_id=OuterRef("pk"), user_id=user_id)),
+            watching=Exists(Watcher.objects.filter(table_id=OuterRef("pk"), user_id=user_id)),
+        )
+        .values_list("seated", "watching")
+        .first()
+    )
     return None if row is None else (bool(row[0]), bool(row[1]))
 
 
@@ -74,8 +79,7 @@ def remove_row(channel_name: str) -> tuple[int, int, bool] | None:
 def spectators(table_id: int) -> int:
     """How many distinct people have a socket showing the table and no seat at it (one query)."""
     seated = Seat.objects.filter(table_id=table_id, user_id__isnull=False).values("user_id")
-    return (Watcher.objects.filter(table_id=table_id).exclude(user_id__in=seated)
-            .values("user_id").distinct().count())
+    return Watcher.objects.filter(table_id=table_id).exclude(user_id__in=seated).values("user_id").distinct().count()
 
 
 def prune(older_than: timedelta | datetime) -> int:

@@ -77,8 +77,14 @@ def cache_settings(env: Mapping[str, str]) -> dict[str, Any]:
     across every ASGI process; else this process's memory (one process in the embedded mode)."""
     redis_url = env.get("REDIS_URL")
     if redis_url:
-        return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url,
-                            "KEY_PREFIX": "pocha", "OPTIONS": {"socket_timeout": REDIS_SOCKET_TIMEOUT}}}
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": redis_url,
+                "KEY_PREFIX": "pocha",
+                "OPTIONS": {"socket_timeout": REDIS_SOCKET_TIMEOUT},
+            }
+        }
     return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pocha"}}
 
 

@@ -188,8 +188,9 @@ class ChipsMachine(RuleBasedStateMachine):
 
     def live_elsewhere(self, user_id: int, exclude: int | None = None) -> bool:
         """Whether the person has a seat they have not left at a waiting or running table (not ``exclude``)."""
-        return any(t.pk != exclude and t.status in (WAITING, PLAYING) and t.people.get(user_id) is False
-                   for t in self.tables)
+        return any(
+            t.pk != exclude and t.status in (WAITING, PLAYING) and t.people.get(user_id) is False for t in self.tables
+        )
 
     def refund_everyone(self, model: TableModel) -> None:
         for user_id in model.people:

@@ -112,8 +112,9 @@ def moderator(db: Any) -> Any:
 
 
 @pytest.mark.django_db
-def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lifted(moderator: Any,
-                                                                                      monkeypatch: Any) -> None:
+def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lifted(
+    moderator: Any, monkeypatch: Any
+) -> None:
     player, host, other = person("tahur"), person("anfitriona"), person("otra")
     # A running game and a waiting seat at once, as a player may still hold from before one live table
     # each (the rule is set aside to seat them): a suspension stands them up from both.

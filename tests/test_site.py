@@ -90,9 +90,7 @@ def test_home_page_references_static_assets(client):
 
 @pytest.mark.django_db
 def test_signup_creates_a_user_and_logs_them_in(client, password):
-    response = client.post(
-        "/accounts/signup/", {"username": "paco", "password1": password, "password2": password}
-    )
+    response = client.post("/accounts/signup/", {"username": "paco", "password1": password, "password2": password})
     assert response.status_code == 302
     assert response["Location"] == "/"
 
@@ -275,7 +273,9 @@ async def test_the_channel_layer_in_use_matches_the_environment_and_delivers():
 async def test_the_asgi_application_serves_the_home_page():
     from pocha_site.asgi import application
 
-    communicator = HttpCommunicator(application, "GET", "/", headers=[(b"host", b"testserver"), (b"accept-language", b"es")])
+    communicator = HttpCommunicator(
+        application, "GET", "/", headers=[(b"host", b"testserver"), (b"accept-language", b"es")]
+    )
     response = await communicator.get_response()
     assert response["status"] == 200
-    assert "Pide exactamente".encode() in response["body"]
+    assert b"Pide exactamente" in response["body"]

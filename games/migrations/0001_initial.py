@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,139 +14,201 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Table',
+            name="Table",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('size', models.PositiveSmallIntegerField(choices=[(3, '3'), (4, '4'), (5, '5'), (6, '6')])),
-                ('status', models.CharField(choices=[('waiting', 'esperando jugadores'), ('playing', 'en juego'), ('finished', 'terminada'), ('cancelled', 'cancelada')], default='waiting', max_length=10)),
-                ('is_public', models.BooleanField(default=True)),
-                ('is_quick', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('seq', models.PositiveIntegerField(default=0)),
-                ('fill_at', models.DateTimeField(blank=True, null=True)),
-                ('due_at', models.DateTimeField(blank=True, null=True)),
-                ('seed', models.BigIntegerField(blank=True, null=True)),
-                ('first_dealer', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('phase', models.CharField(blank=True, default='', max_length=20)),
-                ('round_number', models.PositiveSmallIntegerField(default=0)),
-                ('turn_seat', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('state', models.JSONField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='tables_created', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("size", models.PositiveSmallIntegerField(choices=[(3, "3"), (4, "4"), (5, "5"), (6, "6")])),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("waiting", "esperando jugadores"),
+                            ("playing", "en juego"),
+                            ("finished", "terminada"),
+                            ("cancelled", "cancelada"),
+                        ],
+                        default="waiting",
+                        max_length=10,
+                    ),
+                ),
+                ("is_public", models.BooleanField(default=True)),
+                ("is_quick", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("seq", models.PositiveIntegerField(default=0)),
+                ("fill_at", models.DateTimeField(blank=True, null=True)),
+                ("due_at", models.DateTimeField(blank=True, null=True)),
+                ("seed", models.BigIntegerField(blank=True, null=True)),
+                ("first_dealer", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("phase", models.CharField(blank=True, default="", max_length=20)),
+                ("round_number", models.PositiveSmallIntegerField(default=0)),
+                ("turn_seat", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("state", models.JSONField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="tables_created",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Seat',
+            name="Seat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('is_bot', models.BooleanField(default=False)),
-                ('name', models.CharField(max_length=150)),
-                ('joined_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='seats', to=settings.AUTH_USER_MODEL)),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='seats', to='games.table')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                ("is_bot", models.BooleanField(default=False)),
+                ("name", models.CharField(max_length=150)),
+                ("joined_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="seats",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="seats", to="games.table"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position'],
+                "ordering": ["position"],
             },
         ),
         migrations.CreateModel(
-            name='Round',
+            name="Round",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('dealer', models.PositiveSmallIntegerField()),
-                ('seed', models.BigIntegerField()),
-                ('hands', models.JSONField()),
-                ('trump_card', models.CharField(blank=True, max_length=3, null=True)),
-                ('trump_suit', models.CharField(blank=True, max_length=1, null=True)),
-                ('auction_winner', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('trump_by_clock', models.BooleanField(default=False)),
-                ('points', models.JSONField(blank=True, null=True)),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rounds', to='games.table')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField()),
+                ("dealer", models.PositiveSmallIntegerField()),
+                ("seed", models.BigIntegerField()),
+                ("hands", models.JSONField()),
+                ("trump_card", models.CharField(blank=True, max_length=3, null=True)),
+                ("trump_suit", models.CharField(blank=True, max_length=1, null=True)),
+                ("auction_winner", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("trump_by_clock", models.BooleanField(default=False)),
+                ("points", models.JSONField(blank=True, null=True)),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rounds", to="games.table"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['number'],
+                "ordering": ["number"],
             },
         ),
         migrations.CreateModel(
-            name='Trick',
+            name="Trick",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('leader', models.PositiveSmallIntegerField()),
-                ('winner', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('round', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tricks', to='games.round')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField()),
+                ("leader", models.PositiveSmallIntegerField()),
+                ("winner", models.PositiveSmallIntegerField(blank=True, null=True)),
+                (
+                    "round",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tricks", to="games.round"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['number'],
+                "ordering": ["number"],
             },
         ),
         migrations.CreateModel(
-            name='Play',
+            name="Play",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveSmallIntegerField()),
-                ('seat', models.PositiveSmallIntegerField()),
-                ('card', models.CharField(max_length=3)),
-                ('by_clock', models.BooleanField(default=False)),
-                ('by_bot', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('round', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='plays', to='games.round')),
-                ('trick', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='plays', to='games.trick')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveSmallIntegerField()),
+                ("seat", models.PositiveSmallIntegerField()),
+                ("card", models.CharField(max_length=3)),
+                ("by_clock", models.BooleanField(default=False)),
+                ("by_bot", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "round",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="plays", to="games.round"
+                    ),
+                ),
+                (
+                    "trick",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="plays", to="games.trick"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['index'],
+                "ordering": ["index"],
             },
         ),
         migrations.CreateModel(
-            name='Bid',
+            name="Bid",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveSmallIntegerField()),
-                ('seat', models.PositiveSmallIntegerField()),
-                ('amount', models.PositiveSmallIntegerField()),
-                ('by_clock', models.BooleanField(default=False)),
-                ('by_bot', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('round', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bids', to='games.round')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveSmallIntegerField()),
+                ("seat", models.PositiveSmallIntegerField()),
+                ("amount", models.PositiveSmallIntegerField()),
+                ("by_clock", models.BooleanField(default=False)),
+                ("by_bot", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "round",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="bids", to="games.round"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['index'],
-                'constraints': [models.UniqueConstraint(fields=('round', 'index'), name='bid_unique_index')],
+                "ordering": ["index"],
+                "constraints": [models.UniqueConstraint(fields=("round", "index"), name="bid_unique_index")],
             },
         ),
         migrations.AddIndex(
-            model_name='table',
-            index=models.Index(fields=['status', 'is_public', 'size'], name='table_lobby_idx'),
+            model_name="table",
+            index=models.Index(fields=["status", "is_public", "size"], name="table_lobby_idx"),
         ),
         migrations.AddIndex(
-            model_name='table',
-            index=models.Index(condition=models.Q(('due_at__isnull', False)), fields=['due_at'], name='table_due_idx'),
+            model_name="table",
+            index=models.Index(condition=models.Q(("due_at__isnull", False)), fields=["due_at"], name="table_due_idx"),
         ),
         migrations.AddIndex(
-            model_name='seat',
-            index=models.Index(fields=['user', 'table'], name='seat_user_idx'),
+            model_name="seat",
+            index=models.Index(fields=["user", "table"], name="seat_user_idx"),
         ),
         migrations.AddConstraint(
-            model_name='seat',
-            constraint=models.UniqueConstraint(fields=('table', 'position'), name='seat_unique_position'),
+            model_name="seat",
+            constraint=models.UniqueConstraint(fields=("table", "position"), name="seat_unique_position"),
         ),
         migrations.AddConstraint(
-            model_name='seat',
-            constraint=models.UniqueConstraint(condition=models.Q(('user__isnull', False)), fields=('table', 'user'), name='seat_unique_user'),
+            model_name="seat",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("user__isnull", False)), fields=("table", "user"), name="seat_unique_user"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='round',
-            constraint=models.UniqueConstraint(fields=('table', 'number'), name='round_unique_number'),
+            model_name="round",
+            constraint=models.UniqueConstraint(fields=("table", "number"), name="round_unique_number"),
         ),
         migrations.AddConstraint(
-            model_name='trick',
-            constraint=models.UniqueConstraint(fields=('round', 'number'), name='trick_unique_number'),
+            model_name="trick",
+            constraint=models.UniqueConstraint(fields=("round", "number"), name="trick_unique_number"),
         ),
         migrations.AddConstraint(
-            model_name='play',
-            constraint=models.UniqueConstraint(fields=('round', 'index'), name='play_unique_index'),
+            model_name="play",
+            constraint=models.UniqueConstraint(fields=("round", "index"), name="play_unique_index"),
         ),
     ]

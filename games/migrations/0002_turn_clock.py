@@ -4,50 +4,49 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0001_initial'),
+        ("games", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='seat',
-            name='away',
+            model_name="seat",
+            name="away",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='disconnected_at',
+            model_name="seat",
+            name="disconnected_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='sockets',
+            model_name="seat",
+            name="sockets",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='timeouts',
+            model_name="seat",
+            name="timeouts",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='table',
-            name='bid_seconds',
+            model_name="table",
+            name="bid_seconds",
             field=models.PositiveSmallIntegerField(default=30),
         ),
         migrations.AddField(
-            model_name='table',
-            name='card_seconds',
+            model_name="table",
+            name="card_seconds",
             field=models.PositiveSmallIntegerField(default=30),
         ),
         migrations.AddField(
-            model_name='table',
-            name='trump_seconds',
+            model_name="table",
+            name="trump_seconds",
             field=models.PositiveSmallIntegerField(default=20),
         ),
         migrations.AddField(
-            model_name='table',
-            name='turn_deadline',
+            model_name="table",
+            name="turn_deadline",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

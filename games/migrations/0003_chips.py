@@ -5,44 +5,51 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0002_turn_clock'),
+        ("games", "0002_turn_clock"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='seat',
-            name='left',
+            model_name="seat",
+            name="left",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='winnings',
+            model_name="seat",
+            name="winnings",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='table',
-            name='bots_allowed',
+            model_name="table",
+            name="bots_allowed",
             field=models.BooleanField(default=True),
         ),
         migrations.AddField(
-            model_name='table',
-            name='code',
+            model_name="table",
+            name="code",
             field=models.CharField(blank=True, max_length=5, null=True),
         ),
         migrations.AddField(
-            model_name='table',
-            name='stake',
-            field=models.PositiveIntegerField(choices=[(0, '0'), (100, '100'), (500, '500'), (2000, '2000')], default=0),
+            model_name="table",
+            name="stake",
+            field=models.PositiveIntegerField(
+                choices=[(0, "0"), (100, "100"), (500, "500"), (2000, "2000")], default=0
+            ),
         ),
         migrations.AddConstraint(
-            model_name='table',
-            constraint=models.UniqueConstraint(condition=models.Q(('code__isnull', False), ('status', 'waiting')), fields=('code',), name='table_code_unique_while_waiting'),
+            model_name="table",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("code__isnull", False), ("status", "waiting")),
+                fields=("code",),
+                name="table_code_unique_while_waiting",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='table',
-            constraint=models.CheckConstraint(condition=models.Q(('stake__in', (0, 100, 500, 2000))), name='table_stake_offered'),
+            model_name="table",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stake__in", (0, 100, 500, 2000))), name="table_stake_offered"
+            ),
         ),
     ]

@@ -4,30 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0003_chips'),
+        ("games", "0003_chips"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='seat',
-            name='exact_bids',
+            model_name="seat",
+            name="exact_bids",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='final_total',
+            model_name="seat",
+            name="final_total",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='place',
+            model_name="seat",
+            name="place",
             field=models.PositiveSmallIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='seat',
-            name='rounds_bid',
+            model_name="seat",
+            name="rounds_bid",
             field=models.PositiveSmallIntegerField(default=0),
         ),
     ]

@@ -6,36 +6,58 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0005_spanish_names_and_cancel_permission'),
+        ("games", "0005_spanish_names_and_cancel_permission"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='seat',
-            name='bot_log',
-            field=models.JSONField(blank=True, default=list, verbose_name='jugadas del bot por el jugador'),
+            model_name="seat",
+            name="bot_log",
+            field=models.JSONField(blank=True, default=list, verbose_name="jugadas del bot por el jugador"),
         ),
         migrations.AddField(
-            model_name='table',
-            name='rematch_of',
-            field=models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='rematch', to='games.table', verbose_name='revancha de'),
+            model_name="table",
+            name="rematch_of",
+            field=models.OneToOneField(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="rematch",
+                to="games.table",
+                verbose_name="revancha de",
+            ),
         ),
         migrations.CreateModel(
-            name='Watcher',
+            name="Watcher",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channel_name', models.CharField(max_length=200, unique=True, verbose_name='canal')),
-                ('seen_at', models.DateTimeField(auto_now=True, verbose_name='visto el')),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='watchers', to='games.table', verbose_name='mesa')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='usuario')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("channel_name", models.CharField(max_length=200, unique=True, verbose_name="canal")),
+                ("seen_at", models.DateTimeField(auto_now=True, verbose_name="visto el")),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="watchers",
+                        to="games.table",
+                        verbose_name="mesa",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="usuario",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'espectador',
-                'verbose_name_plural': 'espectadores',
-                'indexes': [models.Index(fields=['table', 'user'], name='watcher_table_user_idx')],
+                "verbose_name": "espectador",
+                "verbose_name_plural": "espectadores",
+                "indexes": [models.Index(fields=["table", "user"], name="watcher_table_user_idx")],
             },
         ),
     ]

@@ -5,20 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0006_card_room'),
+        ("games", "0006_card_room"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='table',
-            name='bot_level',
-            field=models.CharField(choices=[('facil', 'fácil'), ('normal', 'normal'), ('dificil', 'difícil')], default='normal', max_length=10, verbose_name='nivel de los bots'),
+            model_name="table",
+            name="bot_level",
+            field=models.CharField(
+                choices=[("facil", "fácil"), ("normal", "normal"), ("dificil", "difícil")],
+                default="normal",
+                max_length=10,
+                verbose_name="nivel de los bots",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='table',
-            constraint=models.CheckConstraint(condition=models.Q(('bot_level__in', ('facil', 'normal', 'dificil'))), name='table_bot_level_known'),
+            model_name="table",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("bot_level__in", ("facil", "normal", "dificil"))), name="table_bot_level_known"
+            ),
         ),
     ]

@@ -44,8 +44,9 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def pocha_server_process(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-                         ) -> Iterator[LiveServer]:
+def pocha_server_process(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[LiveServer]:
     """One server per test module; a module with ``REAL_PACE = True`` gets the table's real pauses."""
     try:
         server = start(tmp_path_factory.mktemp("pocha-server"), pace=getattr(request.module, "REAL_PACE", False))

@@ -49,8 +49,15 @@ class BrowserPerson:
     console errors (Content-Security-Policy violations among them), uncaught exceptions, failed requests
     and HTTP errors."""
 
-    def __init__(self, browser: Any, server: LiveServer, name: str, viewport: dict[str, int],
-                 watch_script: str = WATCH_PAGE, **context_options: Any) -> None:
+    def __init__(
+        self,
+        browser: Any,
+        server: LiveServer,
+        name: str,
+        viewport: dict[str, int],
+        watch_script: str = WATCH_PAGE,
+        **context_options: Any,
+    ) -> None:
         self.name = name
         self.context = browser.new_context(base_url=server.url, viewport=viewport, locale="es-ES", **context_options)
         self.context.set_default_timeout(STEP_TIMEOUT)
@@ -103,9 +110,17 @@ def read_final_ranking(page: Any) -> list[dict[str, Any]]:
         assert match, f"unreadable ranking line: {text!r}"
         won = li.locator(".won-chips")
         assert won.count() == 1, f"a staked table's ranking line should say the chips won or lost: {text!r}"
-        rows.append({"place": int(match["place"]), "name": match["name"], "total": int(match["total"]),
-                     "winner": "ganador" in text, "chips": int(won.get_attribute("data-chips") or "-1"),
-                     "chips_text": won.inner_text().strip(), "text": text})
+        rows.append(
+            {
+                "place": int(match["place"]),
+                "name": match["name"],
+                "total": int(match["total"]),
+                "winner": "ganador" in text,
+                "chips": int(won.get_attribute("data-chips") or "-1"),
+                "chips_text": won.inner_text().strip(),
+                "text": text,
+            }
+        )
     return rows
 
 

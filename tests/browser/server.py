@@ -36,8 +36,14 @@ class LiveServer:
 
     def manage(self, *args: str) -> str:
         """Run a management command against this server's database; returns what it printed."""
-        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=300,
+        )
         if done.returncode != 0:
             raise ServerError(f"manage.py {' '.join(args)} failed:\n{done.stdout.decode(errors='replace')}")
         return done.stdout.decode().strip()
@@ -63,14 +69,16 @@ FAST_PACE = {"POCHA_TRICK_PAUSE": "0", "POCHA_ROUND_PAUSE": "0", "POCHA_TRICK_HO
 
 def server_env(database_file: Path, pace: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED and k not in FAST_PACE}
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
-        "DATABASE_URL": f"sqlite:///{database_file}",
-        "DEBUG": "true",  # WhiteNoise serves the static files straight from static/, no collectstatic
-        "POCHA_BOT_DELAY": "0.05",
-        "POCHA_QUICK_WAIT": "1",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
+            "DATABASE_URL": f"sqlite:///{database_file}",
+            "DEBUG": "true",  # WhiteNoise serves the static files straight from static/, no collectstatic
+            "POCHA_BOT_DELAY": "0.05",
+            "POCHA_QUICK_WAIT": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     if not pace:
         env.update(FAST_PACE)
     return env
@@ -118,8 +126,14 @@ def start(workdir: Path, pace: bool = False) -> LiveServer:
     ``pace``: the table's real pauses (a trick held up, a round's result) instead of none."""
     env = server_env(workdir / "browser.sqlite3", pace)
     log_path = workdir / "server.log"
-    migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--no-input"], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=180,
+    )
     log_path.write_bytes(b"$ manage.py migrate --no-input\n" + migrate.stdout)
     if migrate.returncode != 0:
         raise ServerError("manage.py migrate failed:\n" + read_tail(log_path))
@@ -129,8 +143,9 @@ def start(workdir: Path, pace: bool = False) -> LiveServer:
         with log_path.open("ab") as log:
             log.write(f"\n$ {' '.join(command)}\n".encode())
             log.flush()
-            process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                       stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
         url = f"http://127.0.0.1:{port}"
         if wait_until_serving(url, process, START_TIMEOUT):
             return LiveServer(url=url, log_path=log_path, process=process, env=env)

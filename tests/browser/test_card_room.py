@@ -84,8 +84,11 @@ def axe_violations(page: Any) -> list[str]:
       return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
                                      nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
     }""")
-    return [f"{v['impact']} {v['id']}: {v['help']} at {v['nodes']}" for v in results
-            if v["impact"] in ("serious", "critical")]
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} at {v['nodes']}"
+        for v in results
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def check_hand_in_view(page: Any, viewport: dict[str, int], cards: int) -> None:
@@ -277,8 +280,9 @@ def test_a_keyboard_only_player_finishes_a_round(chromium: Any, pocha_server: Li
                 focused = page.evaluate("() => document.activeElement.dataset.card")
                 assert page.evaluate("() => document.activeElement.classList.contains('playable')")
                 page.keyboard.press("Enter")
-                page.wait_for_function("c => !document.querySelector(`#hand button.card[data-card='${c}']`)",
-                                       arg=focused)
+                page.wait_for_function(
+                    "c => !document.querySelector(`#hand button.card[data-card='${c}']`)", arg=focused
+                )
                 mine += 1
             else:
                 page.wait_for_timeout(50)

@@ -20,8 +20,9 @@ from . import pages
 from .pages import BrowserPerson
 from .server import LiveServer
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
-                               "(pip install -e '.[dev]')")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
+)
 expect = sync_api.expect
 
 PHONE = {"width": 390, "height": 844}

@@ -24,8 +24,9 @@ import pytest
 from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
 from .server import LiveServer
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
-                               "(pip install -e '.[dev]')")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
+)
 expect = sync_api.expect
 
 VIEWPORT = {"width": 1100, "height": 900}
@@ -36,6 +37,7 @@ SIZE = 3
 POT = STAKE * SIZE
 GAME_TIMEOUT = 240.0  # seconds for the whole game (18 rounds at three; the bots think for 0.05 s)
 AUCTION_BID = 4  # what the people bid in auction rounds (the highest bid chooses the trump)
+
 
 class Person(BrowserPerson):
     """One person in their own browser context, with the game loop's bookkeeping."""
@@ -125,7 +127,8 @@ def take_a_turn(person: Person) -> bool:
             waited = time.monotonic() - person.pending_since
             assert waited < STEP_TIMEOUT / 1000, (
                 f"{person.name}'s move at board {person.pending} got no newer board in {waited:.0f} s; "
-                f"flashes: {page.evaluate('window.__pocha.flashes')}")
+                f"flashes: {page.evaluate('window.__pocha.flashes')}"
+            )
             return False
     controls = page.locator("#controls")
     bids = controls.get_by_role("group", name="Tu pedido").get_by_role("button", name=re.compile(r"^Pedir \d+$"))
@@ -201,8 +204,9 @@ def wallet_rows(page: Any) -> list[tuple[str, str]]:
     return rows
 
 
-def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server: LiveServer,
-                                                     people: list[Person], screenshot_dir: Path) -> None:
+def test_two_friends_play_a_private_table_for_chips(
+    chromium: Any, pocha_server: LiveServer, people: list[Person], screenshot_dir: Path
+) -> None:
     started = time.monotonic()
     ana = arrive(people, chromium, pocha_server, "ana")
     bruno = arrive(people, chromium, pocha_server, "bruno")
@@ -225,7 +229,8 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
     expect(invite).to_have_attribute("href", f"/mesa/privada/{code}/")
     expect(ana.page.locator("#board-status .tag", has_text="privada")).to_be_visible()
     expect(ana.page.locator("#board-status .stake-line")).to_have_text(
-        f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(STAKE)} fichas")
+        f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(STAKE)} fichas"
+    )
     expect_header_chips(ana, WELCOME - STAKE)
 
     # the table is not among the lobby's open tables: only the code leads to it (the lobby test below
@@ -244,7 +249,8 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
         expect(person.page.locator("#players li.seat", has_text=bruno.name)).to_have_count(1)
         expect(person.page.locator("#players li.seat", has_text=ana.name)).to_have_count(1)
         expect(person.page.locator("#board-status .stake-line")).to_have_text(
-            f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(2 * STAKE)} fichas")
+            f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(2 * STAKE)} fichas"
+        )
         expect_header_chips(person, WELCOME - STAKE)
         expect(person.page.locator("#connection")).to_have_attribute("data-state", "open")
 
@@ -263,7 +269,8 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
         expect(person.page.locator("#players li.seat.me")).to_contain_text(person.name)
         expect(person.page.locator("#players .tag", has_text=re.compile(r"^bot · normal$"))).to_have_count(1)
         expect(person.page.locator("#board-status .stake-line")).to_have_text(
-            f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")
+            f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas"
+        )
         expect(person.page.locator("#table-code")).to_have_count(0)
 
     game_started = time.monotonic()
@@ -287,14 +294,17 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
         best = max(totals)
         winner_seats = [seat for seat, name in enumerate(names) if by_name[name]["winner"]]
         assert winner_seats == [seat for seat, total in enumerate(totals) if total == best], (
-            f"the winners marked «ganador» should be exactly those with the top total: {ranking}")
+            f"the winners marked «ganador» should be exactly those with the top total: {ranking}"
+        )
 
         split = expected_split(POT, winner_seats)
         for seat, name in enumerate(names):
             row = by_name[name]
             want = split.get(seat, 0)
-            assert row["chips"] == want, (f"{name} (seat {seat}) should win {want} of the {POT} pot "
-                                          f"(winners' seats {winner_seats}), the page says {row['chips']}: {ranking}")
+            assert row["chips"] == want, (
+                f"{name} (seat {seat}) should win {want} of the {POT} pot "
+                f"(winners' seats {winner_seats}), the page says {row['chips']}: {ranking}"
+            )
             said = f"gana {fichas(want)} fichas" if want else f"pierde {fichas(STAKE)} fichas"
             assert row["chips_text"] == said, row["text"]
         assert sum(r["chips"] for r in ranking) == POT, f"the chips won should add up to the pot: {ranking}"
@@ -314,8 +324,9 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
     # the wallet lists the stake and, for a winner, the pot
     for person in (ana, bruno):
         rows = wallet_rows(person.page)
-        person.page.screenshot(path=str(screenshot_dir / f"private-wallet-{person.name.split('_')[0]}.png"),
-                               full_page=True)
+        person.page.screenshot(
+            path=str(screenshot_dir / f"private-wallet-{person.name.split('_')[0]}.png"), full_page=True
+        )
         expect(person.page.locator("#wallet-balance")).to_have_text(fichas(WELCOME - STAKE + outcome[person.name]))
         what = {w: amount for w, amount in rows}
         assert what.get(f"Apuesta en la mesa {table_id}") == f"−{fichas(STAKE)}", rows
@@ -347,12 +358,15 @@ def test_two_friends_play_a_private_table_for_chips(chromium: Any, pocha_server:
     # page (a page showing a 404 reports it as an error, and every page must end the test without any)
     response = carla.page.request.get(table_url)
     assert response.status == 404, f"{table_url} for Carla: {response.status}"
-    print(f"\nprivate table {table_id}: game {game_seconds:.1f} s, test {time.monotonic() - started:.1f} s; "
-          f"moves {ana.name} {ana.moves}, {bruno.name} {bruno.moves}; chips won {outcome}")
+    print(
+        f"\nprivate table {table_id}: game {game_seconds:.1f} s, test {time.monotonic() - started:.1f} s; "
+        f"moves {ana.name} {ana.moves}, {bruno.name} {bruno.moves}; chips won {outcome}"
+    )
 
 
-def test_the_lobby_lists_open_tables_but_not_a_private_one(chromium: Any, pocha_server: LiveServer,
-                                                          people: list[Person]) -> None:
+def test_the_lobby_lists_open_tables_but_not_a_private_one(
+    chromium: Any, pocha_server: LiveServer, people: list[Person]
+) -> None:
     """Ana opens a private table and Carla a public one (one live table each); Bruno's lobby lists the
     public one only, in one list that it refreshes every 5 s."""
     ana = arrive(people, chromium, pocha_server, "ana")
@@ -386,4 +400,5 @@ def test_the_lobby_lists_open_tables_but_not_a_private_one(chromium: Any, pocha_
     # ``#open-tables`` element, with its own poll) in a second element with the same id and the same poll
     assert (lists_on_load, len(polls)) == (1, 1), (
         f"the lobby opened with {lists_on_load} elements with id open-tables, and fetched the open tables "
-        f"{len(polls)} times in its first 5.6 s: {polls}")
+        f"{len(polls)} times in its first 5.6 s: {polls}"
+    )

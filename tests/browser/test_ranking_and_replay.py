@@ -32,8 +32,9 @@ import pytest
 from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
 from .server import LiveServer
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing "
-                               "(pip install -e '.[dev]')")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
+)
 expect = sync_api.expect
 
 VIEWPORT = {"width": 1280, "height": 900}
@@ -266,8 +267,10 @@ def play_to_the_end(person: Person, shots: Path, game_no: int) -> dict[str, int]
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            pytest.fail(f"game {game_no} has not ended after {GAME_TIMEOUT} s: "
-                        f"{page.locator('#board-status .round-line').all_inner_texts()}, moves {moves}")
+            pytest.fail(
+                f"game {game_no} has not ended after {GAME_TIMEOUT} s: "
+                f"{page.locator('#board-status .round-line').all_inner_texts()}, moves {moves}"
+            )
         page.wait_for_function(OFFER_OR_OVER, timeout=min(STEP_TIMEOUT, left * 1000))
         board = page.evaluate(READ_BOARD)
         if board["over"]:
@@ -291,8 +294,6 @@ def play_to_the_end(person: Person, shots: Path, game_no: int) -> dict[str, int]
         if seq is not None:
             moves[move] += 1
             page.wait_for_function(NEWER_BOARD, arg=seq, timeout=STEP_TIMEOUT)
-
-
 
 
 def seat_names(page: Any) -> list[str]:
@@ -324,7 +325,8 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     expect(page.locator("#players li.seat.me")).to_contain_text(person.name)
     expect(page.locator("#players .tag", has_text=re.compile(r"^bot · normal$"))).to_have_count(SIZE - 1)
     expect(page.locator("#board-status .stake-line")).to_have_text(
-        f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas")
+        f"Apuesta: {fichas(STAKE)} fichas · Bote: {fichas(POT)} fichas"
+    )
 
     started = time.monotonic()
     moves = play_to_the_end(person, shots, game_no)
@@ -342,7 +344,8 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     assert sorted(r["name"] for r in ranking) == sorted(names), ranking
     best = max(r["total"] for r in ranking)
     assert [r["name"] for r in ranking if r["winner"]] == [r["name"] for r in ranking if r["total"] == best], (
-        f"«ganador» should mark exactly those with the top total: {ranking}")
+        f"«ganador» should mark exactly those with the top total: {ranking}"
+    )
     assert sum(r["chips"] for r in ranking) == POT, f"the pot should be paid out whole: {ranking}"
     for r in ranking:
         assert (r["chips"] > 0) == r["winner"], r
@@ -352,8 +355,17 @@ def quick_game(person: Person, game_no: int, chips_before: int, shots: Path) -> 
     expect_header_chips(page, chips_before - STAKE + mine["chips"])
     # the person's own bid in every round, and 1..8 + 3 × 8 + 7..1 cards
     assert moves["bid"] == ROUNDS and moves["play"] == 88, moves
-    return {"table_id": table_id, "names": names, "bots": bots, "ranking": ranking, "won": mine["winner"],
-            "chips": mine["chips"], "round1_points": first_round_points(page), "seconds": seconds, "moves": moves}
+    return {
+        "table_id": table_id,
+        "names": names,
+        "bots": bots,
+        "ranking": ranking,
+        "won": mine["winner"],
+        "chips": mine["chips"],
+        "round1_points": first_round_points(page),
+        "seconds": seconds,
+        "moves": moves,
+    }
 
 
 def check_week_ranking(person: Person, net: int, games: int, wins: int, bots: set[str], shots: Path) -> None:
@@ -368,8 +380,10 @@ def check_week_ranking(person: Person, net: int, games: int, wins: int, bots: se
     cells = [" ".join(t.split()) for t in rows.first.locator("td").all_inner_texts()]
     expected = ["1", person.name, signed_fichas(net), str(games), str(wins)]
     page.screenshot(path=str(shots / f"ranking-replay-week-{games}.png"), full_page=True)
-    assert cells == expected, (f"this week's ranking after {games} game(s) should list {person.name} as "
-                               f"{expected} (position, name, net chips, games, wins); it shows {cells}")
+    assert cells == expected, (
+        f"this week's ranking after {games} game(s) should list {person.name} as "
+        f"{expected} (position, name, net chips, games, wins); it shows {cells}"
+    )
     expect(rows.first).to_have_class(re.compile(r"\bme\b"))
     expect(ranking.locator("#my-position")).to_have_text(f"Tu puesto: 1 · {signed_fichas(net)} fichas")
     shown = ranking.locator("table.ranking-table").inner_text()
@@ -419,20 +433,23 @@ def check_replay(person: Person, game: dict[str, Any], shots: Path) -> None:
         return viewer.get_by_role("list", name=name, exact=True)
 
     def hand_cards(name: str) -> list[str]:
-        cards: list[str] = hand_list(name).locator("[role=img]").evaluate_all(
-            "els => els.map(e => e.getAttribute('aria-label'))")
+        cards: list[str] = (
+            hand_list(name).locator("[role=img]").evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+        )
         return cards
 
     # the first step: round 1 dealt, every hand shown, named by its player
-    expect(now).to_have_text(re.compile(r"^Ronda 1 · reparte (.+)\. Triunfo: "
-                                        + re.escape(card_name(first["trump_card"])) + r"\.$"))
+    expect(now).to_have_text(
+        re.compile(r"^Ronda 1 · reparte (.+)\. Triunfo: " + re.escape(card_name(first["trump_card"])) + r"\.$")
+    )
     dealer = re.match(r"^Ronda 1 · reparte (.+?)\. Triunfo", now.inner_text()).group(1)  # type: ignore[union-attr]
     assert dealer in names, (dealer, names)
     expect(position).to_have_text(re.compile(r"^Paso 1 de \d+$"))
     for seat, name in enumerate(names):
         expect(hand_list(name)).to_be_visible()
         assert hand_cards(name) == [card_name(c) for c in first["hands"][seat]], (
-            f"{name}'s round-1 hand in the replay: {hand_cards(name)}, in the record: {first['hands'][seat]}")
+            f"{name}'s round-1 hand in the replay: {hand_cards(name)}, in the record: {first['hands'][seat]}"
+        )
     page.screenshot(path=str(shots / "ranking-replay-deal.png"), full_page=True)
 
     # forward, by button and by key in turn: the three bids, then the first trick card by card
@@ -464,8 +481,9 @@ def check_replay(person: Person, game: dict[str, Any], shots: Path) -> None:
             said += f" Gana la baza {winner}."
         assert text == said, f"step {step + 1} of the replay says {text!r}, the record {said!r}"
         on_table = page.locator("#replay-trick [role=img]").evaluate_all(
-            "els => els.map(e => e.getAttribute('aria-label'))")
-        assert on_table == [card_name(c) for c in first["plays"][:k + 1]], on_table
+            "els => els.map(e => e.getAttribute('aria-label'))"
+        )
+        assert on_table == [card_name(c) for c in first["plays"][: k + 1]], on_table
         assert card_name(code) not in hand_cards(who), f"{who} still holds the {card_name(code)} once played"
     assert dealer == names[record["first_dealer"]], (dealer, record["first_dealer"])
     assert sorted(bidders) == sorted(names), f"each player bids once in round 1: {bidders}"
@@ -491,8 +509,9 @@ def check_replay(person: Person, game: dict[str, Any], shots: Path) -> None:
     expect(now).to_have_text(f"Fin de la ronda 1: {points}.")
 
 
-def test_a_staked_quick_game_ranks_its_player_and_replays(chromium: Any, pocha_server: LiveServer, person: Person,
-                                                          screenshot_dir: Path) -> None:
+def test_a_staked_quick_game_ranks_its_player_and_replays(
+    chromium: Any, pocha_server: LiveServer, person: Person, screenshot_dir: Path
+) -> None:
     started = time.monotonic()
     page = person.page
     sign_up(person)
@@ -521,7 +540,11 @@ def test_a_staked_quick_game_ranks_its_player_and_replays(chromium: Any, pocha_s
     assert net == chips - WELCOME
     assert person.flashes == [], f"a move of {person.name}'s was refused: {person.flashes}"
     assert person.errors == [], f"{person.name}'s pages reported errors: {person.errors}"
-    summary = "; ".join(f"table {g['table_id']}: {'won' if g['won'] else 'lost'} ({g['chips']} chips), "
-                        f"{g['seconds']:.1f} s" for g in played)
-    print(f"\n{summary}; ranking net {signed_fichas(net)}, {len(played)} game(s), {wins} win(s); "
-          f"test {time.monotonic() - started:.1f} s")
+    summary = "; ".join(
+        f"table {g['table_id']}: {'won' if g['won'] else 'lost'} ({g['chips']} chips), {g['seconds']:.1f} s"
+        for g in played
+    )
+    print(
+        f"\n{summary}; ranking net {signed_fichas(net)}, {len(played)} game(s), {wins} win(s); "
+        f"test {time.monotonic() - started:.1f} s"
+    )

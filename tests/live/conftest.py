@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from django.db import connections
 from django.db.backends.signals import connection_created
-
-import pytest
 
 
 class WorkerLog:

@@ -8,7 +8,6 @@ import json
 import re
 from typing import Any
 
-
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
@@ -64,8 +63,11 @@ class Player(BoardReader):
 
     async def connect(self, origin: bytes = b"http://testserver") -> bool:
         cookie = await session_cookie(self.user)
-        headers = [(b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}; django_language={self.language}".encode()),
-                   (b"origin", origin), (b"host", b"testserver")]
+        headers = [
+            (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}; django_language={self.language}".encode()),
+            (b"origin", origin),
+            (b"host", b"testserver"),
+        ]
         self.comm = WebsocketCommunicator(application, f"/ws/mesa/{self.table_id}/", headers=headers)
         connected, _ = await self.comm.connect(timeout=5)
         if connected:
@@ -106,7 +108,7 @@ async def wait_for(predicate: Any, player: Player, timeout: float = 10) -> None:
             raise AssertionError("timed out waiting; last board:\n" + player.board[:3000])
         try:
             await player.receive(timeout=min(left, 1))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 
@@ -145,8 +147,7 @@ class Tab(BoardReader):
     tabs of a test if given) is set on every frame, so a driver can wait for "anything happened".
     """
 
-    def __init__(self, user: Any, table_id: int, language: str = "es",
-                 activity: asyncio.Event | None = None) -> None:
+    def __init__(self, user: Any, table_id: int, language: str = "es", activity: asyncio.Event | None = None) -> None:
         self.user = user
         self.table_id = table_id
         self.language = language
@@ -287,8 +288,12 @@ def table_fingerprint(table_id: int) -> dict[str, Any]:
 
     table = Table.objects.get(pk=table_id)
     return {
-        "seq": table.seq, "status": table.status, "phase": table.phase, "turn_seat": table.turn_seat,
-        "round_number": table.round_number, "state": table.state,
+        "seq": table.seq,
+        "status": table.status,
+        "phase": table.phase,
+        "turn_seat": table.turn_seat,
+        "round_number": table.round_number,
+        "state": table.state,
         "rounds": Round.objects.filter(table_id=table_id).count(),
         "bids": Bid.objects.filter(round__table_id=table_id).count(),
         "tricks": Trick.objects.filter(round__table_id=table_id).count(),

@@ -18,8 +18,10 @@ from games.models import Table
 
 from .helpers import Tab, is_board
 
-TALK = re.compile(r'^<div id="talk-event" data-talk-seat="(\d+)" data-talk-phrase="([a-z]+)" '
-                  r'data-talk-name="([^"]*)">([^<]*)</div>$')
+TALK = re.compile(
+    r'^<div id="talk-event" data-talk-seat="(\d+)" data-talk-phrase="([a-z]+)" '
+    r'data-talk-name="([^"]*)">([^<]*)</div>$'
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,9 @@ async def boards_after(tab: Tab, since: int, count: int = 1, timeout: float = 10
     return [f for f in tab.frames[since:] if is_board(f)]
 
 
-async def play_out(table_id: int, humans: list[Tab], activity: asyncio.Event, *, on_move: Any = None,
-                   limit: float = 120) -> int:
+async def play_out(
+    table_id: int, humans: list[Tab], activity: asyncio.Event, *, on_move: Any = None, limit: float = 120
+) -> int:
     """Each person plays the first move their board offers whenever it offers one, until the game is over
     and every board shows its last seq (bots and the clock do the rest).  ``on_move(n, tab)`` runs before
     the n-th move.  Returns the number of moves made."""
@@ -116,5 +119,6 @@ async def play_out(table_id: int, humans: list[Tab], activity: asyncio.Event, *,
                 await activity.wait()
         except TimeoutError:
             if final is None:
-                raise AssertionError("nothing happened for 20 s; boards:\n" +
-                                     "\n".join(t.board[:1500] for t in humans)) from None
+                raise AssertionError(
+                    "nothing happened for 20 s; boards:\n" + "\n".join(t.board[:1500] for t in humans)
+                ) from None

@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -27,7 +28,14 @@ from games.models import Bid, Play, Round, Seat, Table
 from games.selectors import card_name
 
 from .helpers import (
-    SEQ, Tab, flash_message, is_board, person, seated_table, settle, table_fingerprint,
+    SEQ,
+    Tab,
+    flash_message,
+    is_board,
+    person,
+    seated_table,
+    settle,
+    table_fingerprint,
 )
 
 MALFORMED = "Mensaje no válido."
@@ -72,8 +80,9 @@ class Arena:
 
 
 @contextlib.asynccontextmanager
-async def arena(prepare: Callable[[int, list[Any]], Any] | None = None,
-                mover_language: str = "es") -> AsyncIterator[Arena]:
+async def arena(
+    prepare: Callable[[int, list[Any]], Any] | None = None, mover_language: str = "es"
+) -> AsyncIterator[Arena]:
     """Four people at a started table (after ``prepare(table_id, users)``), two of them connected."""
     table_id, users = await database_sync_to_async(seated_table)(4, 4, prefix="bad")
     if prepare is not None:
@@ -97,8 +106,16 @@ async def fingerprint(table_id: int) -> dict[str, Any]:
     return await database_sync_to_async(table_fingerprint)(table_id)
 
 
-async def refused(place: Arena, sender: Tab, frame: Any, expected: str | re.Pattern[str], *,
-                  resync: bool = False, raw: bytes | None = None, bystanders: list[Tab] | None = None) -> str:
+async def refused(
+    place: Arena,
+    sender: Tab,
+    frame: Any,
+    expected: str | re.Pattern[str],
+    *,
+    resync: bool = False,
+    raw: bytes | None = None,
+    bystanders: list[Tab] | None = None,
+) -> str:
     """Send ``frame`` from ``sender``; check it was refused as described above; return the message."""
     before = await fingerprint(place.table_id)
     tabs = [sender] + [t for t in place.tabs + (bystanders or []) if t is not sender]
@@ -109,7 +126,7 @@ async def refused(place: Arena, sender: Tab, frame: Any, expected: str | re.Patt
         await sender.send(frame)
     await sender.wait_for(lambda: sender.flashes(counts[sender]))
     await asyncio.sleep(0.1)  # room for anything else the server might (wrongly) send
-    new = sender.frames[counts[sender]:]
+    new = sender.frames[counts[sender] :]
     messages = sender.flashes(counts[sender])
     assert len(messages) == 1, messages
     message = messages[0]
@@ -125,7 +142,7 @@ async def refused(place: Arena, sender: Tab, frame: Any, expected: str | re.Patt
     else:
         assert boards == [], "a refused request changes nothing, so no board is sent"
     for tab in tabs[1:]:
-        assert tab.frames[counts[tab]:] == [], "somebody else was sent something for it"
+        assert tab.frames[counts[tab] :] == [], "somebody else was sent something for it"
     assert sender.closed is None, "a bad frame does not cost the connection"
     assert await fingerprint(place.table_id) == before
     return message
@@ -139,10 +156,18 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 async def test_frames_that_are_not_a_json_object() -> None:
     async with arena() as place:
-        for frame in ["this is not json", "{\"action\": \"bid\", ", "[\"bid\", 0]", "\"bid\"", "17", "null",
-                      "{\"action\": \"bid\", \"value\": \"0\", \"seq\": NaN}",
-                      # nested so deep that the parser gives up (RecursionError), under the size limit
-                      "[" * 2000 + "]" * 2000, "{\"action\": " + "[" * 1900 + "]" * 1900 + "}"]:
+        for frame in [
+            "this is not json",
+            '{"action": "bid", ',
+            '["bid", 0]',
+            '"bid"',
+            "17",
+            "null",
+            '{"action": "bid", "value": "0", "seq": NaN}',
+            # nested so deep that the parser gives up (RecursionError), under the size limit
+            "[" * 2000 + "]" * 2000,
+            '{"action": ' + "[" * 1900 + "]" * 1900 + "}",
+        ]:
             await refused(place, place.mover, frame, MALFORMED)
 
 
@@ -166,8 +191,9 @@ async def test_a_bytes_frame() -> None:
 
 async def test_an_unknown_action() -> None:
     async with arena() as place:
-        await refused(place, place.mover, {"action": "cheat", "value": "1o", "seq": place.mover.seq},
-                      "Acción desconocida.")
+        await refused(
+            place, place.mover, {"action": "cheat", "value": "1o", "seq": place.mover.seq}, "Acción desconocida."
+        )
         await refused(place, place.mover, {"value": "0", "seq": place.mover.seq}, "Acción desconocida.")
 
 
@@ -201,8 +227,7 @@ async def test_a_move_out_of_turn_in_english() -> None:
         assert await english.open()
         try:
             await settle([english, *place.tabs], place.table_id)
-            await refused(place, english, {"action": "bid", "value": "0", "seq": english.seq},
-                          "it is not your turn")
+            await refused(place, english, {"action": "bid", "value": "0", "seq": english.seq}, "it is not your turn")
         finally:
             await english.close()
 
@@ -214,8 +239,12 @@ async def test_a_card_that_does_not_follow_suit() -> None:
         led = game.trick[0].card.suit
         wrong = next(str(c) for c, why in game.play_reasons(game.turn).items() if why.rule == "asistir")
         assert wrong in hand and any(c.suit is led for c in game.hands[game.turn])
-        message = await refused(place, place.mover, {"action": "play", "value": wrong, "seq": place.mover.seq},
-                                re.compile(r"debes asistir: juega \w+ \((.*)\)"))
+        message = await refused(
+            place,
+            place.mover,
+            {"action": "play", "value": wrong, "seq": place.mover.seq},
+            re.compile(r"debes asistir: juega \w+ \((.*)\)"),
+        )
         # the error lists the cards that may be played: the mover's own, of the suit led
         listed = re.search(r"\((.*)\)", message).group(1).split()
         assert listed and set(listed) <= hand and all(c.endswith(led.value) for c in listed)
@@ -228,8 +257,12 @@ async def test_a_card_that_is_not_in_your_hand() -> None:
     async with arena(lambda t, u: advance(t, u, lambda g: g.phase is Phase.PLAYING)) as place:
         game = place.game
         elsewhere = str(game.hands[(game.turn + 1) % 4][0])
-        await refused(place, place.mover, {"action": "play", "value": elsewhere, "seq": place.mover.seq},
-                      f"no tienes el {card_name(game.hands[(game.turn + 1) % 4][0], 'es')} ({elsewhere})")
+        await refused(
+            place,
+            place.mover,
+            {"action": "play", "value": elsewhere, "seq": place.mover.seq},
+            f"no tienes el {card_name(game.hands[(game.turn + 1) % 4][0], 'es')} ({elsewhere})",
+        )
         # a card that is not a card at all
         await refused(place, place.mover, {"action": "play", "value": "13o", "seq": place.mover.seq}, NO_SUCH_MOVE)
         await refused(place, place.mover, {"action": "play", "value": ["1o"], "seq": place.mover.seq}, NO_SUCH_MOVE)
@@ -238,8 +271,9 @@ async def test_a_card_that_is_not_in_your_hand() -> None:
 async def test_a_card_while_bidding() -> None:
     async with arena() as place:
         own = str(place.game.hands[place.game.turn][0])
-        await refused(place, place.mover, {"action": "play", "value": own, "seq": place.mover.seq},
-                      "ahora no se juegan cartas")
+        await refused(
+            place, place.mover, {"action": "play", "value": own, "seq": place.mover.seq}, "ahora no se juegan cartas"
+        )
 
 
 def three_bids_of_nothing(table_id: int, users: list[Any]) -> None:
@@ -252,8 +286,12 @@ def three_bids_of_nothing(table_id: int, users: list[Any]) -> None:
 async def test_the_forbidden_last_bid() -> None:
     async with arena(three_bids_of_nothing) as place:
         assert place.game.forbidden_bid() == 1
-        await refused(place, place.mover, {"action": "bid", "value": "1", "seq": place.mover.seq},
-                      "eres el último en cantar: la suma de los pedidos no puede ser 1, no puedes pedir 1")
+        await refused(
+            place,
+            place.mover,
+            {"action": "bid", "value": "1", "seq": place.mover.seq},
+            "eres el último en cantar: la suma de los pedidos no puede ser 1, no puedes pedir 1",
+        )
         assert [o["value"] for o in place.mover.game_moves()] == ["0"], "the page offers only the allowed bid"
 
 
@@ -269,8 +307,9 @@ async def test_a_bid_out_of_range() -> None:
 async def test_a_trump_choice_in_a_normal_round() -> None:
     async with arena() as place:
         assert place.game.trump_card is not None
-        await refused(place, place.mover, {"action": "trump", "value": "o", "seq": place.mover.seq},
-                      "ahora no se elige triunfo")
+        await refused(
+            place, place.mover, {"action": "trump", "value": "o", "seq": place.mover.seq}, "ahora no se elige triunfo"
+        )
         await refused(place, place.mover, {"action": "trump", "value": "x", "seq": place.mover.seq}, NO_SUCH_MOVE)
 
 
@@ -285,8 +324,12 @@ async def test_start_and_leave_once_the_game_is_on() -> None:
         seat = await database_sync_to_async(Seat.objects.get)(table_id=place.table_id, user=place.witness.user)
         assert seat.left and seat.away and not seat.is_bot
         assert "El bot está jugando por ti." in place.witness.board
-        await refused(place, place.witness, {"action": "leave", "seq": place.witness.seq},
-                      "Ya has dejado esta partida: el bot juega por ti.")
+        await refused(
+            place,
+            place.witness,
+            {"action": "leave", "seq": place.witness.seq},
+            "Ya has dejado esta partida: el bot juega por ti.",
+        )
 
 
 # -- stale pages and repeated frames ----------------------------------------------------------
@@ -346,10 +389,12 @@ async def test_a_spectator_cannot_play() -> None:
             await settle([spectator, *place.tabs], place.table_id)
             assert spectator.game_moves() == [] and 'data-card="' not in spectator.board
             own = str(place.game.hands[place.game.turn][0])
-            for frame in [{"action": "bid", "value": "0", "seq": spectator.seq},
-                          {"action": "play", "value": own, "seq": spectator.seq},
-                          {"action": "start", "seq": spectator.seq},
-                          {"action": "leave", "seq": spectator.seq}]:
+            for frame in [
+                {"action": "bid", "value": "0", "seq": spectator.seq},
+                {"action": "play", "value": own, "seq": spectator.seq},
+                {"action": "start", "seq": spectator.seq},
+                {"action": "leave", "seq": spectator.seq},
+            ]:
                 await refused(place, spectator, frame, "No estás sentado en esta mesa.")
         finally:
             await spectator.close()
@@ -396,8 +441,13 @@ async def test_a_foreign_origin_is_refused(origin: bytes) -> None:
 
 
 def db_counts() -> dict[str, int]:
-    return {"tables": Table.objects.count(), "seats": Seat.objects.count(), "rounds": Round.objects.count(),
-            "bids": Bid.objects.count(), "plays": Play.objects.count()}
+    return {
+        "tables": Table.objects.count(),
+        "seats": Seat.objects.count(),
+        "rounds": Round.objects.count(),
+        "bids": Bid.objects.count(),
+        "plays": Play.objects.count(),
+    }
 
 
 @pytest.mark.django_db

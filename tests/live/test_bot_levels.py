@@ -47,6 +47,7 @@ def started_table(level: str, size: int = 3, *, prefix: str = "lv") -> tuple[int
 
 def record_levels(monkeypatch: Any, calls: list[tuple[str, int | None]]) -> None:
     """``levels.decide`` records (level, seat) and answers as fácil does (fast, whatever the level)."""
+
     def recording(view: Any, level: str, **kwargs: Any) -> Any:
         calls.append((level, view.seat))
         return REAL_DECIDE(view, FACIL)
@@ -99,11 +100,14 @@ def test_the_private_table_form_takes_a_level_and_refuses_a_forged_one(manual_cl
     client = Client()
     client.force_login(host)
     lobby = client.get("/").content.decode()
-    form = lobby[lobby.index('class="private-table"'):]
-    form = form[:form.index("</form>")]
+    form = lobby[lobby.index('class="private-table"') :]
+    form = form[: form.index("</form>")]
     assert '<select name="bot_level">' in form
-    assert re.findall(r'<option value="(\w+)"( selected)?>([^<]+)</option>', form[form.index("bot_level"):]) == [
-        ("facil", "", "fácil"), ("normal", " selected", "normal"), ("dificil", "", "difícil")]
+    assert re.findall(r'<option value="(\w+)"( selected)?>([^<]+)</option>', form[form.index("bot_level") :]) == [
+        ("facil", "", "fácil"),
+        ("normal", " selected", "normal"),
+        ("dificil", "", "difícil"),
+    ]
 
     response = client.post("/mesas/privada/", {"size": "3", "stake": "0", "bots": "on", "bot_level": "dificil"})
     assert response.status_code == 302
@@ -150,8 +154,18 @@ def test_demo_table_takes_a_level(manual_clock, monkeypatch):
     calls: list[tuple[str, int | None]] = []
     record_levels(monkeypatch, calls)
     out = StringIO()
-    call_command("demo_table", "--user", "demo", "--password", "x-cuarenta-bazas", "--round", "2",
-                 "--bot-level", "difícil", stdout=out)
+    call_command(
+        "demo_table",
+        "--user",
+        "demo",
+        "--password",
+        "x-cuarenta-bazas",
+        "--round",
+        "2",
+        "--bot-level",
+        "difícil",
+        stdout=out,
+    )
     table = table_row(int(out.getvalue().strip()))
     assert table.bot_level == DIFICIL and table.round_number == 2
     bots = [lv for lv, seat in calls if seat != 0]
@@ -164,8 +178,9 @@ def test_demo_table_takes_a_level(manual_clock, monkeypatch):
 
 
 @pytest.mark.parametrize("level, for_a_person", [(FACIL, NORMAL), (NORMAL, NORMAL), (DIFICIL, DIFICIL)])
-def test_bots_play_at_the_tables_level_and_for_people_at_normal_at_least(manual_clock, monkeypatch,
-                                                                         level, for_a_person):
+def test_bots_play_at_the_tables_level_and_for_people_at_normal_at_least(
+    manual_clock, monkeypatch, level, for_a_person
+):
     calls: list[tuple[str, int | None]] = []
     record_levels(monkeypatch, calls)
     table_id, _host = started_table(level)
@@ -188,8 +203,9 @@ def test_bots_play_at_the_tables_level_and_for_people_at_normal_at_least(manual_
     # away: the bot plays their turn when it is due, at the same level
     person_step()
     # a dropped connection (their grace ran out) too
-    Seat.objects.filter(table_id=table_id, position=0).update(away=False, timeouts=0, sockets=0,
-                                                               disconnected_at=past(60))
+    Seat.objects.filter(table_id=table_id, position=0).update(
+        away=False, timeouts=0, sockets=0, disconnected_at=past(60)
+    )
     person_step()
     assert seat_row(table_id, 0).bot_log  # told to them once they are back
     # and every bot seat played at the table's own level
@@ -302,8 +318,7 @@ async def lateness_while(work: Any, period: float = 0.02) -> tuple[Any, float]:
 
 
 @pytest.mark.asyncio
-async def test_on_the_servers_loop_the_bot_thinks_off_the_loop_and_off_the_database_thread(
-        manual_clock, monkeypatch):
+async def test_on_the_servers_loop_the_bot_thinks_off_the_loop_and_off_the_database_thread(manual_clock, monkeypatch):
     table_id, _host = await database_sync_to_async(started_table)(DIFICIL)
     await database_sync_to_async(bots_play_until)(table_id, 1)
     seq = await database_sync_to_async(make_due)(table_id)
@@ -352,7 +367,8 @@ async def test_the_timer_and_the_sweeper_finding_the_same_turn_think_once(manual
 
 @pytest.mark.asyncio
 async def test_three_dificil_bots_and_a_person_play_a_whole_game_and_the_loop_never_waits(
-        settings, celery_clock_worker, commits_without_fsync, monkeypatch):
+    settings, celery_clock_worker, commits_without_fsync, monkeypatch
+):
     settings.POCHA_BOT_DELAY = 0.01
     decisions: list[tuple[str, int]] = []
 
@@ -394,8 +410,9 @@ async def test_three_dificil_bots_and_a_person_play_a_whole_game_and_the_loop_ne
             if options:
                 await player.send(options[0])  # the first legal move offered
                 moves += 1
-            await wait_for(lambda: player.game_moves() != options or 'class="ranking"' in player.board,
-                           player, timeout=60)
+            await wait_for(
+                lambda: player.game_moves() != options or 'class="ranking"' in player.board, player, timeout=60
+            )
         await player.close()
     finally:
         over.set()

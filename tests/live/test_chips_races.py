@@ -12,8 +12,9 @@ accounts sum to zero, no user or pot below zero) and each person's chips are che
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from django.db import transaction
@@ -62,8 +63,9 @@ def bring_to(user: Any, chips: int) -> None:
 
 
 def pot(table_id: int) -> int:
-    return int(Account.objects.filter(kind=Account.Kind.POT, table_id=table_id)
-               .values_list("balance", flat=True).first() or 0)
+    return int(
+        Account.objects.filter(kind=Account.Kind.POT, table_id=table_id).values_list("balance", flat=True).first() or 0
+    )
 
 
 def house() -> int:
@@ -96,7 +98,9 @@ def every_stake_refunded_once(table_id: int) -> None:
     stakes = txns(table_id, LedgerTransaction.Kind.STAKE)
     refunds = {t.key: t for t in txns(table_id, LedgerTransaction.Kind.REFUND)}
     assert sorted(refunds) == sorted(t.key.replace("stake:", "refund:", 1) for t in stakes), (
-        [t.key for t in stakes], sorted(refunds))
+        [t.key for t in stakes],
+        sorted(refunds),
+    )
     for stake in stakes:
         refund = refunds[stake.key.replace("stake:", "refund:", 1)]
         held = sorted(stake.entries.values_list("account_id", "amount"))
@@ -138,8 +142,7 @@ def test_sitting_at_two_tables_at_once_with_chips_for_one() -> None:
         assert Seat.objects.filter(user=player).count() == 1
         assert Seat.objects.filter(user=player, table_id=tables[won].pk).exists()
         assert [pot(t.pk) for t in tables] == [4000 if i == won else 2000 for i in range(2)], round_number
-        stakes = LedgerTransaction.objects.filter(kind=LedgerTransaction.Kind.STAKE,
-                                                  entries__account__user=player)
+        stakes = LedgerTransaction.objects.filter(kind=LedgerTransaction.Kind.STAKE, entries__account__user=player)
         assert stakes.count() == 1, list(stakes.values_list("key", flat=True))
         for table in tables:  # the refused sit left its table as it was, waiting for players
             table.refresh_from_db()
@@ -169,8 +172,10 @@ def test_creating_a_table_and_sitting_at_another_at_once_with_chips_for_one() ->
         other = waiting_table(someone("host"), 4, 2000, [])
         bring_to(player, 2500)
         tables_before = Table.objects.count()
-        results = race(lambda: actions.do_take_seat(other.pk, player),
-                       lambda: actions.do_create_table(player, 3, public=True, stake=2000))
+        results = race(
+            lambda: actions.do_take_seat(other.pk, player),
+            lambda: actions.do_create_table(player, 3, public=True, stake=2000),
+        )
         no_crash(results)
         assert sorted(kinds(results)) == ["ok", "refused"], (round_number, results)
         assert refused_codes(results) in (["chips"], ["live_elsewhere"]), (round_number, results)
@@ -204,8 +209,9 @@ def test_two_tabs_claiming_the_daily_topup_at_once() -> None:
         assert len(granted) == 1 and len(refused) == 1, (round_number, values)
         assert refused[0].code == "topup_claimed", (round_number, refused[0].code)
         assert ledger.balance(player.pk) == 40 + ledger.TOPUP_CHIPS
-        topups = LedgerTransaction.objects.filter(kind=LedgerTransaction.Kind.TOPUP,
-                                                  key__startswith=f"topup:{player.pk}:")
+        topups = LedgerTransaction.objects.filter(
+            kind=LedgerTransaction.Kind.TOPUP, key__startswith=f"topup:{player.pk}:"
+        )
         assert topups.count() == 1, list(topups.values_list("key", flat=True))
         assert Entry.objects.filter(transaction__in=topups, account__user=player).get().amount == ledger.TOPUP_CHIPS
         # and a third claim later the same day is refused too (now it is both claimed and enough)
@@ -221,8 +227,9 @@ def test_two_tabs_claiming_the_daily_topup_at_once() -> None:
 
 def is_last_move(game: Any) -> bool:
     """The last card of the last round is the next move."""
-    return (game.phase is Phase.PLAYING and game.number == len(game.schedule)
-            and sum(len(hand) for hand in game.hands) == 1)
+    return (
+        game.phase is Phase.PLAYING and game.number == len(game.schedule) and sum(len(hand) for hand in game.hands) == 1
+    )
 
 
 def play_to_the_last_move(table_id: int, users: list[Any]) -> tuple[Table, Any]:
@@ -274,7 +281,8 @@ def check_paid_once(table_id: int, users: list[Any], stake: int) -> dict[int, in
     for position, user in enumerate(users):
         assert ledger.balance(user.pk) == WELCOME - stake + shares.get(position, 0), (position, shares)
     assert dict(Seat.objects.filter(table_id=table_id).values_list("position", "winnings")) == {
-        p: shares.get(p, 0) for p in range(3)}
+        p: shares.get(p, 0) for p in range(3)
+    }
     books_balance()
     return shares
 
@@ -291,8 +299,7 @@ def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     # The person's clock ran out a second ago, so the due step is eligible too (and plays by the clock).
     past = timezone.now() - timedelta(seconds=1)
     Table.objects.filter(pk=table.pk).update(turn_deadline=past, due_at=past)
-    results = race(lambda: actions.do_action(table.pk, mover, last, seq),
-                   lambda: actions.do_due(table.pk, seq))
+    results = race(lambda: actions.do_action(table.pk, mover, last, seq), lambda: actions.do_due(table.pk, seq))
     no_crash(results)
     applied = [value for kind, value in results if kind == "ok" and value is not None]
     assert len(applied) == 1 and applied[0].seq == seq + 1, results
@@ -333,10 +340,12 @@ def test_the_last_card_from_two_tabs_and_two_timers_at_once_pay_the_pot_once() -
     seq = table.seq
     past = timezone.now() - timedelta(seconds=1)
     Table.objects.filter(pk=table.pk).update(turn_deadline=past, due_at=past)
-    results = race(lambda: actions.do_action(table.pk, mover, last, seq),
-                   lambda: actions.do_action(table.pk, mover, last, seq),
-                   lambda: actions.do_due(table.pk, seq),
-                   lambda: actions.do_due(table.pk, seq))
+    results = race(
+        lambda: actions.do_action(table.pk, mover, last, seq),
+        lambda: actions.do_action(table.pk, mover, last, seq),
+        lambda: actions.do_due(table.pk, seq),
+        lambda: actions.do_due(table.pk, seq),
+    )
     no_crash(results)
     applied = [value for kind, value in results if kind == "ok" and value is not None]
     assert len(applied) == 1 and applied[0].seq == seq + 1, results
@@ -373,8 +382,10 @@ def test_the_last_step_of_a_game_with_bots_run_twice_at_once_pays_the_pot_once(s
     else:
         past = timezone.now() - timedelta(seconds=1)
         Table.objects.filter(pk=table.pk).update(turn_deadline=past, due_at=past)
-        results = race(lambda: actions.do_action(table.pk, player, default_action(game), seq),
-                       lambda: actions.do_due(table.pk, seq))
+        results = race(
+            lambda: actions.do_action(table.pk, player, default_action(game), seq),
+            lambda: actions.do_due(table.pk, seq),
+        )
     no_crash(results)
     applied = [value for kind, value in results if kind == "ok" and value is not None]
     assert len(applied) == 1 and applied[0].seq == seq + 1, (bot, results)
@@ -393,7 +404,8 @@ def test_the_last_step_of_a_game_with_bots_run_twice_at_once_pays_the_pot_once(s
     legs = dict(payouts[0].entries.values_list("account__kind", "amount"))
     assert legs == {k: v for k, v in {"pot": -3 * stake, "user": shares.get(0, 0), "house": bots_share}.items() if v}
     assert dict(Seat.objects.filter(table=table).values_list("position", "winnings")) == {
-        p: shares.get(p, 0) for p in range(3)}
+        p: shares.get(p, 0) for p in range(3)
+    }
     books_balance()
 
 
@@ -408,8 +420,7 @@ def test_a_private_table_cancelled_twice_at_once_refunds_once() -> None:
         seats = list(Seat.objects.filter(table=table))
         assert len(seats) == 3
         # one tab of the host sends the page's seq, the other none (a form without it)
-        results = race(lambda: actions.do_cancel(table.pk, host, table.seq),
-                       lambda: actions.do_cancel(table.pk, host))
+        results = race(lambda: actions.do_cancel(table.pk, host, table.seq), lambda: actions.do_cancel(table.pk, host))
         no_crash(results)
         assert sorted(kinds(results)) == ["ok", "refused"], (round_number, results)
         assert refused_codes(results)[0] in ("not_waiting", "stale"), results
@@ -434,8 +445,10 @@ def test_a_guest_leaving_while_the_host_cancels() -> None:
     for round_number in range(4):
         host, leaver, stayer = [someone("leave") for _ in range(3)]
         table = waiting_table(host, 4, stake, [leaver, stayer], public=False)
-        calls: list[Callable[[], Any]] = [lambda: actions.do_leave_seat(table.pk, leaver),
-                                          lambda: actions.do_cancel(table.pk, host)]
+        calls: list[Callable[[], Any]] = [
+            lambda: actions.do_leave_seat(table.pk, leaver),
+            lambda: actions.do_cancel(table.pk, host),
+        ]
         if round_number % 2:
             calls.reverse()
         results = race(*calls)
@@ -456,8 +469,9 @@ def test_someone_sitting_while_the_host_cancels() -> None:
     for round_number in range(4):
         host, guest, late = [someone("sitcancel") for _ in range(3)]
         table = waiting_table(host, 4, stake, [guest], public=False)
-        results = race(lambda: actions.do_take_seat(table.pk, late, code=table.code),
-                       lambda: actions.do_cancel(table.pk, host))
+        results = race(
+            lambda: actions.do_take_seat(table.pk, late, code=table.code), lambda: actions.do_cancel(table.pk, host)
+        )
         no_crash(results)
         sit, cancel = results
         assert cancel[0] == "ok", results
@@ -476,8 +490,7 @@ def test_the_last_two_people_leaving_a_public_table_at_once() -> None:
     for round_number in range(4):
         host, guest = someone("bothleave"), someone("bothleave")
         table = waiting_table(host, 4, stake, [guest])
-        results = race(lambda: actions.do_leave_seat(table.pk, host),
-                       lambda: actions.do_leave_seat(table.pk, guest))
+        results = race(lambda: actions.do_leave_seat(table.pk, host), lambda: actions.do_leave_seat(table.pk, guest))
         no_crash(results)
         assert kinds(results) == ["ok", "ok"], (round_number, results)
         assert Table.objects.get(pk=table.pk).status == Table.Status.CANCELLED
@@ -498,8 +511,7 @@ def test_someone_sitting_while_the_host_starts(size: int) -> None:
         host, guest, late = [someone("sitstart") for _ in range(3)]
         table = waiting_table(host, size, stake, [guest])
         house_before = house()
-        results = race(lambda: actions.do_take_seat(table.pk, late),
-                       lambda: actions.do_start(table.pk, host))
+        results = race(lambda: actions.do_take_seat(table.pk, late), lambda: actions.do_start(table.pk, host))
         no_crash(results)
         sit, start = results
         assert "ok" in (sit[0], start[0]), results

@@ -32,7 +32,7 @@ import time
 import urllib.parse
 from contextlib import closing
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +62,26 @@ class LastCard:
 def browser_of(server: Server, cookie: str) -> Browser:
     """A browser already signed in (a session cookie from the file the server runs on)."""
     browser = Browser(server)
-    browser.jar.set_cookie(http.cookiejar.Cookie(
-        0, "sessionid", cookie, None, False, "127.0.0.1", False, False, "/", True, False, None, False, None, None,
-        {}))
+    browser.jar.set_cookie(
+        http.cookiejar.Cookie(
+            0,
+            "sessionid",
+            cookie,
+            None,
+            False,
+            "127.0.0.1",
+            False,
+            False,
+            "/",
+            True,
+            False,
+            None,
+            False,
+            None,
+            None,
+            {},
+        )
+    )
     return browser
 
 
@@ -75,8 +92,12 @@ def at_the_last_card(tmp_path_factory: pytest.TempPathFactory) -> LastCard:
     still to play.  Each test starts its own server on a copy of the file."""
     setup = Server(tmp_path_factory.mktemp("chips-last-card"))
     setup.manage("migrate", "--no-input")
-    setup.manage("shell", "-c", "from django.contrib.auth import get_user_model; User = get_user_model(); "
-                 + "; ".join(f"User.objects.create_user('{name}', password='{PASSWORD}')" for name in PLAYERS))
+    setup.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; User = get_user_model(); "
+        + "; ".join(f"User.objects.create_user('{name}', password='{PASSWORD}')" for name in PLAYERS),
+    )
 
     async def play_and_kill() -> tuple[int, dict[str, str]]:
         table_id, tabs = await sit_three_and_play_to_the_last_card(setup)
@@ -124,8 +145,11 @@ def table_row(database: Path, table_id: int) -> tuple[str, int, Any]:
 
 
 def balances(database: Path) -> dict[str, int]:
-    rows = query(database, "SELECT u.username, a.balance FROM accounts_account a "
-                           "JOIN auth_user u ON u.id = a.user_id WHERE a.kind = 'user'")
+    rows = query(
+        database,
+        "SELECT u.username, a.balance FROM accounts_account a "
+        "JOIN auth_user u ON u.id = a.user_id WHERE a.kind = 'user'",
+    )
     return dict(rows)
 
 
@@ -171,10 +195,15 @@ async def sit_three_and_play_to_the_last_card(server: Server) -> tuple[int, list
 def set_the_turn_clock(database: Path, table_id: int, seconds: float) -> None:
     """The turn clock of the person to move runs out ``seconds`` from now (negative: it already has).
     Written straight into the file, while no server runs on it (Django keeps naive UTC there)."""
-    when = (datetime.now(timezone.utc) + timedelta(seconds=seconds)).replace(tzinfo=None).isoformat(sep=" ")
+    when = (datetime.now(UTC) + timedelta(seconds=seconds)).replace(tzinfo=None).isoformat(sep=" ")
     with closing(sqlite3.connect(database, timeout=20)) as db, db:
-        assert db.execute("UPDATE games_table SET turn_deadline = ?, due_at = ? WHERE id = ? AND status = 'playing'",
-                          (when, when, table_id)).rowcount == 1
+        assert (
+            db.execute(
+                "UPDATE games_table SET turn_deadline = ?, due_at = ? WHERE id = ? AND status = 'playing'",
+                (when, when, table_id),
+            ).rowcount
+            == 1
+        )
 
 
 def wait_until_finished(database: Path, table_id: int, timeout: float = 30) -> None:
@@ -190,55 +219,80 @@ def check_the_books(database: Path, table_id: int) -> None:
     game = load(state)
     assert game.is_over
     # every card of the game stored once: no card lost or played twice around the kill
-    plays = query(database, "SELECT COUNT(*) FROM games_play p JOIN games_round r ON r.id = p.round_id "
-                            "WHERE r.table_id = ?", table_id)[0][0]
+    plays = query(
+        database,
+        "SELECT COUNT(*) FROM games_play p JOIN games_round r ON r.id = p.round_id WHERE r.table_id = ?",
+        table_id,
+    )[0][0]
     assert plays == len(PLAYERS) * sum(spec.cards for spec in game.schedule), plays
 
     # the pot: paid once, and empty
-    payouts = query(database, "SELECT id, key FROM accounts_transaction WHERE kind = 'payout' AND table_id = ?",
-                    table_id)
+    payouts = query(
+        database, "SELECT id, key FROM accounts_transaction WHERE kind = 'payout' AND table_id = ?", table_id
+    )
     assert [key for _id, key in payouts] == [f"payout:table:{table_id}"], payouts
     assert pot_balance(database, table_id) == 0
-    stakes = query(database, "SELECT COUNT(*) FROM accounts_transaction WHERE kind = 'stake' AND table_id = ?",
-                   table_id)[0][0]
-    refunds = query(database, "SELECT COUNT(*) FROM accounts_transaction WHERE kind = 'refund' AND table_id = ?",
-                    table_id)[0][0]
+    stakes = query(
+        database, "SELECT COUNT(*) FROM accounts_transaction WHERE kind = 'stake' AND table_id = ?", table_id
+    )[0][0]
+    refunds = query(
+        database, "SELECT COUNT(*) FROM accounts_transaction WHERE kind = 'refund' AND table_id = ?", table_id
+    )[0][0]
     assert (stakes, refunds) == (len(PLAYERS), 0)
 
     # the winners hold exactly their share, and their seats say so
     winners = game.winners()
     assert winners
     shares = split_pot(len(PLAYERS) * STAKE, winners)
-    seats = dict(query(database, "SELECT s.position, u.username FROM games_seat s JOIN auth_user u "
-                                 "ON u.id = s.user_id WHERE s.table_id = ?", table_id))
+    seats = dict(
+        query(
+            database,
+            "SELECT s.position, u.username FROM games_seat s JOIN auth_user u ON u.id = s.user_id WHERE s.table_id = ?",
+            table_id,
+        )
+    )
     assert sorted(seats.values()) == sorted(PLAYERS)
     expected = {seats[p]: WELCOME - STAKE + shares.get(p, 0) for p in seats}
     assert balances(database) == expected, (winners, shares)
     winnings = dict(query(database, "SELECT position, winnings FROM games_seat WHERE table_id = ?", table_id))
     assert winnings == {p: shares.get(p, 0) for p in seats}
-    legs = dict(query(database, "SELECT a.user_id, e.amount FROM accounts_entry e JOIN accounts_account a "
-                                "ON a.id = e.account_id WHERE e.transaction_id = ?", payouts[0][0]))
+    legs = dict(
+        query(
+            database,
+            "SELECT a.user_id, e.amount FROM accounts_entry e JOIN accounts_account a "
+            "ON a.id = e.account_id WHERE e.transaction_id = ?",
+            payouts[0][0],
+        )
+    )
     user_ids = dict(query(database, "SELECT username, id FROM auth_user"))
     assert legs == {None: -len(PLAYERS) * STAKE, **{user_ids[seats[p]]: share for p, share in shares.items()}}
 
     # the whole ledger: sums to zero, each transaction sums to zero, each balance is its entries' sum
     assert query(database, "SELECT COALESCE(SUM(balance), 0) FROM accounts_account")[0][0] == 0
-    unbalanced = query(database, "SELECT t.key, SUM(e.amount) FROM accounts_transaction t LEFT JOIN "
-                                 "accounts_entry e ON e.transaction_id = t.id GROUP BY t.id "
-                                 "HAVING COALESCE(SUM(e.amount), 0) != 0 OR COUNT(e.id) < 2")
+    unbalanced = query(
+        database,
+        "SELECT t.key, SUM(e.amount) FROM accounts_transaction t LEFT JOIN "
+        "accounts_entry e ON e.transaction_id = t.id GROUP BY t.id "
+        "HAVING COALESCE(SUM(e.amount), 0) != 0 OR COUNT(e.id) < 2",
+    )
     assert unbalanced == [], unbalanced
-    drifted = query(database, "SELECT a.id, a.kind, a.balance, COALESCE(SUM(e.amount), 0) FROM accounts_account a "
-                              "LEFT JOIN accounts_entry e ON e.account_id = a.id GROUP BY a.id "
-                              "HAVING a.balance != COALESCE(SUM(e.amount), 0)")
+    drifted = query(
+        database,
+        "SELECT a.id, a.kind, a.balance, COALESCE(SUM(e.amount), 0) FROM accounts_account a "
+        "LEFT JOIN accounts_entry e ON e.account_id = a.id GROUP BY a.id "
+        "HAVING a.balance != COALESCE(SUM(e.amount), 0)",
+    )
     assert drifted == [], drifted
-    negative = query(database, "SELECT id, kind, balance FROM accounts_account "
-                               "WHERE kind IN ('user', 'pot') AND balance < 0")
+    negative = query(
+        database, "SELECT id, kind, balance FROM accounts_account WHERE kind IN ('user', 'pot') AND balance < 0"
+    )
     assert negative == [], negative
 
 
 @pytest.mark.parametrize("kill", ["unsent", "sent", "sent+10ms", "sent+25ms", "landed"])
-async def test_server_killed_at_the_last_card_pays_the_pot_once(server: Server, at_the_last_card: LastCard,
-                                                                 kill: str) -> None:
+async def test_server_killed_at_the_last_card_pays_the_pot_once(
+    server: Server, at_the_last_card: LastCard, kill: str
+) -> None:
     table_id, seq = at_the_last_card.table_id, at_the_last_card.seq
     status, stored_seq, _state = table_row(server.database, table_id)
     assert (status, stored_seq) == ("playing", seq)
@@ -251,8 +305,13 @@ async def test_server_killed_at_the_last_card_pays_the_pot_once(server: Server, 
         set_the_turn_clock(server.database, table_id, 120)
         server.start()
         turn = load(table_row(server.database, table_id)[2]).turn
-        name = query(server.database, "SELECT u.username FROM games_seat s JOIN auth_user u ON u.id = s.user_id "
-                                      "WHERE s.table_id = ? AND s.position = ?", table_id, turn)[0][0]
+        name = query(
+            server.database,
+            "SELECT u.username FROM games_seat s JOIN auth_user u ON u.id = s.user_id "
+            "WHERE s.table_id = ? AND s.position = ?",
+            table_id,
+            turn,
+        )[0][0]
         mover = TableTab(server, browser_of(server, at_the_last_card.cookies[name]), table_id)
         await mover.open()
         assert mover.seq == seq and len(mover.game_moves()) == 1, mover.board[:3000]
@@ -270,8 +329,10 @@ async def test_server_killed_at_the_last_card_pays_the_pot_once(server: Server, 
         hot = journal.exists() and journal.stat().st_size > 0
         status, stored_seq, _state = table_row(server.database, table_id)
         landed = status == "finished"
-        print(f"killed ({kill}): table {table_id} is {status} at seq {stored_seq} (the last card was due at {seq})"
-              + ("; killed in the middle of a write (hot journal)" if hot else ""))
+        print(
+            f"killed ({kill}): table {table_id} is {status} at seq {stored_seq} (the last card was due at {seq})"
+            + ("; killed in the middle of a write (hot journal)" if hot else "")
+        )
         if kill == "landed":
             assert landed, "the last card's board arrived, but the card is not stored"
 

@@ -35,7 +35,8 @@ from django.utils import timezone
 from games import actions, selectors, timers
 from games.engine import default_action, export_record, replay
 from games.engine.snapshot import load
-from games.models import Bid, Play as PlayRow, Round, Seat, Table
+from games.models import Bid, Round, Seat, Table
+from games.models import Play as PlayRow
 from pocha_site.asgi import application
 
 from .helpers import SEQ, BoardReader, session_cookie
@@ -75,8 +76,7 @@ def seat_row(table_id: int, position: int) -> Seat:
 def new_table(size: int = 3, humans: int = 1, *, prefix: str = "p", **clock: int) -> tuple[int, list[Any]]:
     """A started table: ``humans`` people at positions 0.., bots in the other seats.
     ``clock``: Table fields such as ``bid_seconds=1`` set before the game starts."""
-    users = [get_user_model().objects.create_user(username=f"{prefix}{i}", password=PASSWORD)
-             for i in range(humans)]
+    users = [get_user_model().objects.create_user(username=f"{prefix}{i}", password=PASSWORD) for i in range(humans)]
     table = actions.do_create_table(users[0], size)
     for user in users[1:]:
         actions.do_take_seat(table.pk, user)
@@ -131,9 +131,14 @@ def new_moves(before: dict[Any, Any], after: dict[Any, Any]) -> dict[Any, Any]:
 
 def fingerprint(table_id: int) -> dict[str, Any]:
     table = table_row(table_id)
-    return {"seq": table.seq, "state": table.state, "due_at": table.due_at, "turn_deadline": table.turn_deadline,
-            "moves": moves(table_id),
-            "seats": list(Seat.objects.filter(table_id=table_id).values_list("timeouts", "away"))}
+    return {
+        "seq": table.seq,
+        "state": table.state,
+        "due_at": table.due_at,
+        "turn_deadline": table.turn_deadline,
+        "moves": moves(table_id),
+        "seats": list(Seat.objects.filter(table_id=table_id).values_list("timeouts", "away")),
+    }
 
 
 def legal_choice(table_id: int, position: int) -> Any:
@@ -253,7 +258,7 @@ def test_move_at_the_deadline_races_the_clock(manual_clock):
             assert isinstance(person, actions.ActionError) and person.code in ("stale", "late") and person.resync
         played = new_moves(before, moves(table_id))
         assert len(played) == 1, played
-        ((_kind, _round, _index), (seat, by_clock, by_bot)), = played.items()
+        (((_kind, _round, _index), (seat, by_clock, by_bot)),) = played.items()
         assert seat == 0
         assert by_clock == clock_won and by_bot in (False, None)
         assert table_row(table_id).seq == seq + 1
@@ -338,8 +343,7 @@ def assert_next_turn_has_a_clock(table_id: int) -> None:
     table = advance_to(table_id, 0)
     assert table.turn_deadline is not None
     assert table.due_at == table.turn_deadline
-    seconds = {"bidding": table.bid_seconds, "choosing_trump": table.trump_seconds}.get(table.phase,
-                                                                                       table.card_seconds)
+    seconds = {"bidding": table.bid_seconds, "choosing_trump": table.trump_seconds}.get(table.phase, table.card_seconds)
     assert table.turn_deadline >= min(start, timezone.now()) + timedelta(seconds=seconds - 1)
     assert actions.do_due(table_id, table.seq) is None  # and the clock waits for them
 
@@ -400,8 +404,11 @@ class Browser(BoardReader):
 
     async def open(self) -> None:
         cookie = await session_cookie(self.user)
-        headers = [(b"cookie", f"{django_settings.SESSION_COOKIE_NAME}={cookie}".encode()),
-                   (b"origin", b"http://testserver"), (b"host", b"testserver")]
+        headers = [
+            (b"cookie", f"{django_settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+            (b"origin", b"http://testserver"),
+            (b"host", b"testserver"),
+        ]
         self.comm = WebsocketCommunicator(application, f"/ws/mesa/{self.table_id}/", headers=headers)
         connected, code = await self.comm.connect(timeout=10)
         assert connected, f"socket refused: {code}"
@@ -443,8 +450,9 @@ class Browser(BoardReader):
         while not predicate():
             left = end - loop.time()
             if left <= 0:
-                raise AssertionError(f"timed out waiting for {what}; {len(self.frames)} frames, "
-                                     f"last board:\n{self.board[:3000]}")
+                raise AssertionError(
+                    f"timed out waiting for {what}; {len(self.frames)} frames, last board:\n{self.board[:3000]}"
+                )
             self._arrived.clear()
             if predicate():
                 return
@@ -497,8 +505,10 @@ async def play_until_turn(table_id: int, position: int, people: dict[int, Browse
 
 def rows_since(table_id: int, position: int, since: Any) -> list[Any]:
     """The Bid and Play rows of ``position`` recorded at or after ``since``."""
-    return [*Bid.objects.filter(round__table_id=table_id, seat=position, created_at__gte=since),
-            *PlayRow.objects.filter(round__table_id=table_id, seat=position, created_at__gte=since)]
+    return [
+        *Bid.objects.filter(round__table_id=table_id, seat=position, created_at__gte=since),
+        *PlayRow.objects.filter(round__table_id=table_id, seat=position, created_at__gte=since),
+    ]
 
 
 CLOCK_TAG = re.compile(r'<span class="clock"[^>]*>.*?</span>', re.S)
@@ -574,7 +584,8 @@ async def test_dropped_player_bot_takes_over_after_grace_and_hands_back(settings
         # of a consumer's pending receive, and the test communicator then waits out its timeout.
         closed = asyncio.get_running_loop().create_task(tab_a.close())
         seat, table = await eventually(
-            lambda: (s := seat_row(table_id, 0)).sockets == 0 and (s, table_row(table_id)), "ana's socket to count")
+            lambda: (s := seat_row(table_id, 0)).sockets == 0 and (s, table_row(table_id)), "ana's socket to count"
+        )
         assert seat.disconnected_at is not None and seat.disconnected_at >= closing
         assert table.turn_seat == 0 and table.seq == seq, "the grace ran out before the test could look"
         # the bot takes over within the grace, unless her own clock runs out sooner
@@ -583,8 +594,9 @@ async def test_dropped_player_bot_takes_over_after_grace_and_hands_back(settings
         assert table.seq == seq  # presence is not a move
         await tab_b.wait(lambda: "juega el bot por ana" in tab_b.board, "bea to see who plays for ana")
 
-        table = await eventually(lambda: (t := table_row(table_id)).seq > seq and t, "the bot to play for ana",
-                                 timeout=grace + 15)
+        table = await eventually(
+            lambda: (t := table_row(table_id)).seq > seq and t, "the bot to play for ana", timeout=grace + 15
+        )
         (bot_move,) = await db(rows_since, table_id, 0, seat.disconnected_at)
         assert bot_move.by_bot and not bot_move.by_clock
         assert bot_move.created_at >= seat.disconnected_at + timedelta(seconds=grace)
@@ -598,8 +610,10 @@ async def test_dropped_player_bot_takes_over_after_grace_and_hands_back(settings
         await reconnected.open()
         seat = await eventually(lambda: (s := seat_row(table_id, 0)).sockets == 1 and s, "ana's socket to count")
         assert seat.disconnected_at is None
-        await reconnected.wait(lambda: reconnected.seq == table.seq and "juega el bot por ana" not in reconnected.board,
-                               "ana's page after reconnecting")
+        await reconnected.wait(
+            lambda: reconnected.seq == table.seq and "juega el bot por ana" not in reconnected.board,
+            "ana's page after reconnecting",
+        )
         fresh = await db(selectors.render_board, table_id, ana.pk, "es")
         assert fresh[0] == table.seq == (await db(table_row, table_id)).seq
         assert without_countdown(reconnected.board) == without_countdown(fresh[1])
@@ -679,8 +693,9 @@ async def test_idle_person_game_finishes_on_the_real_clock(settings, celery_cloc
     if not settings.POCHA_CELERY_CLOCK:
         timers.bind_loop()  # as the ASGI application does on its first request
     table_id, _users = await db(new_table, 3, 1, bid_seconds=1, card_seconds=0, trump_seconds=0)
-    await eventually(lambda: table_row(table_id).status == Table.Status.FINISHED, "the game to finish",
-                     timeout=120, every=0.2)
+    await eventually(
+        lambda: table_row(table_id).status == Table.Status.FINISHED, "the game to finish", timeout=120, every=0.2
+    )
     await db(assert_finished_and_consistent, table_id, 1)
 
 
@@ -689,7 +704,8 @@ async def test_idle_person_game_finishes_on_the_real_clock(settings, celery_cloc
 
 needs_services = pytest.mark.skipif(
     not django_settings.POCHA_CELERY_CLOCK,
-    reason="services mode only: needs REDIS_URL (Celery worker + beat) and DATABASE_URL (PostgreSQL)")
+    reason="services mode only: needs REDIS_URL (Celery worker + beat) and DATABASE_URL (PostgreSQL)",
+)
 
 
 class CeleryProcess:
@@ -709,16 +725,38 @@ def celery_worker_with_beat(transactional_db, settings, tmp_path) -> Iterator[Ce
     assert database["ENGINE"].endswith("postgresql"), "services mode expects PostgreSQL"
     auth = database["USER"] + (f":{database['PASSWORD']}" if database.get("PASSWORD") else "")
     url = f"postgres://{auth}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}"
-    env = {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL, "POCHA_BOT_DELAY": "0",
-           "DJANGO_SETTINGS_MODULE": "pocha_site.settings", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "REDIS_URL": settings.REDIS_URL,
+        "POCHA_BOT_DELAY": "0",
+        "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
+        "PYTHONUNBUFFERED": "1",
+    }
     worker = CeleryProcess(tmp_path / "celery.log")
     celery = Path(sys.executable).with_name("celery")
-    command = [str(celery), "-A", "pocha_site", "worker", "-B", "--pool", "solo", "-l", "info",
-               "-s", str(tmp_path / "beat-schedule"), "-n", f"clock-test-{os.getpid()}@%h",
-               "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    command = [
+        str(celery),
+        "-A",
+        "pocha_site",
+        "worker",
+        "-B",
+        "--pool",
+        "solo",
+        "-l",
+        "info",
+        "-s",
+        str(tmp_path / "beat-schedule"),
+        "-n",
+        f"clock-test-{os.getpid()}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     with open(worker.log_path, "wb") as log:
-        worker.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
+        worker.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         end = time.monotonic() + 60
         while "ready." not in worker.log or "beat: Starting" not in worker.log:
@@ -739,8 +777,7 @@ def celery_worker_with_beat(transactional_db, settings, tmp_path) -> Iterator[Ce
 
 @needs_services
 @pytest.mark.asyncio
-async def test_services_expired_turn_is_played_by_the_worker_and_seen_by_the_client(celery_worker_with_beat,
-                                                                                  settings):
+async def test_services_expired_turn_is_played_by_the_worker_and_seen_by_the_client(celery_worker_with_beat, settings):
     settings.POCHA_BOT_DELAY = 0
 
     def setup() -> tuple[int, Any]:
@@ -788,8 +825,9 @@ async def test_services_beat_sweeper_plays_a_turn_whose_task_was_lost(celery_wor
     assert mine and mine[0][1] is True, played
 
     def a_sweep_moved_a_table() -> bool:  # the worker logs the sweep's count just after it commits
-        swept = re.findall(r"Task games\.tasks\.sweep_due\[[^\]]+\] succeeded in [\d.]+s: (\d+)",
-                           celery_worker_with_beat.log)
+        swept = re.findall(
+            r"Task games\.tasks\.sweep_due\[[^\]]+\] succeeded in [\d.]+s: (\d+)", celery_worker_with_beat.log
+        )
         return any(int(n) > 0 for n in swept)
 
     end = time.monotonic() + 10

@@ -63,4 +63,4 @@ def test_rendering_a_seat_costs_the_same_at_the_start_and_at_the_end(started_tab
     assert len(first) <= 3 and len(last) == len(first) + 2, (len(first), len(last))
     assert any("accounts_account" in q["sql"] for q in last.captured_queries)
     assert any("rematch_of_id" in q["sql"] for q in last.captured_queries)
-    assert "ranking" in final_html and 'data-board-seq' in html
+    assert "ranking" in final_html and "data-board-seq" in html

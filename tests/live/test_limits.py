@@ -61,14 +61,18 @@ def refused(call: Callable[[], Any], code: str) -> actions.ActionError:
 
 
 def live_seats(user: Any) -> list[int]:
-    return list(Seat.objects.filter(user=user, left=False,
-                                    table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
-                .values_list("table_id", flat=True))
+    return list(
+        Seat.objects.filter(
+            user=user, left=False, table__status__in=[Table.Status.WAITING, Table.Status.PLAYING]
+        ).values_list("table_id", flat=True)
+    )
 
 
 def books() -> dict[str, Any]:
-    return {"balances": dict(Account.objects.values_list("pk", "balance")),
-            "transactions": LedgerTransaction.objects.count()}
+    return {
+        "balances": dict(Account.objects.values_list("pk", "balance")),
+        "transactions": LedgerTransaction.objects.count(),
+    }
 
 
 def books_balance() -> None:
@@ -135,13 +139,15 @@ def test_quick_play_create_and_sit_at_once_from_one_person_give_one_seat() -> No
         host = person(f"anfitriona{round_number}")
         other = actions.do_create_table(host, 4, stake=100)
         someone = person(f"todo{round_number}")
-        results = in_threads([
-            lambda: actions.do_quick_play(someone, 3),
-            lambda: actions.do_create_table(someone, 4),
-            lambda: actions.do_create_private_table(someone, 3, 0, True),
-            lambda: actions.do_take_seat(other.pk, someone),
-            lambda: actions.do_quick_play(someone, 6, 500),
-        ])
+        results = in_threads(
+            [
+                lambda: actions.do_quick_play(someone, 3),
+                lambda: actions.do_create_table(someone, 4),
+                lambda: actions.do_create_private_table(someone, 3, 0, True),
+                lambda: actions.do_take_seat(other.pk, someone),
+                lambda: actions.do_quick_play(someone, 6, 500),
+            ]
+        )
         assert len(live_seats(someone)) == 1, (round_number, results)
         assert Seat.objects.filter(user=someone).count() == 1
         mine = live_seats(someone)[0]
@@ -204,10 +210,18 @@ def test_quick_plays_at_once_from_two_processes_give_one_table() -> None:
         host = person(f"espera{round_number}")
         waiting = actions.do_quick_play(host, 4, 500)  # a quick table waiting for players
         someone = person(f"dosprocesos{round_number}")
-        children = [subprocess.Popen([sys.executable, "-c", CHILD, str(name), str(someone.pk), "4"],
-                                     cwd=str(django_settings.BASE_DIR), env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                    for _ in range(2)]
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", CHILD, str(name), str(someone.pk), "4"],
+                cwd=str(django_settings.BASE_DIR),
+                env=env,
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
         try:
             for child in children:
                 assert child.stdout is not None
@@ -432,9 +446,11 @@ def test_a_move_after_the_deadline_is_refused_and_the_clock_plays_it() -> None:
 
 def by_clock(table_id: int) -> int:
     """How many decisions the clock has made at the table (bids, trumps and cards)."""
-    return (BidRow.objects.filter(round__table_id=table_id, by_clock=True).count()
-            + PlayRow.objects.filter(round__table_id=table_id, by_clock=True).count()
-            + Round.objects.filter(table_id=table_id, trump_by_clock=True).count())
+    return (
+        BidRow.objects.filter(round__table_id=table_id, by_clock=True).count()
+        + PlayRow.objects.filter(round__table_id=table_id, by_clock=True).count()
+        + Round.objects.filter(table_id=table_id, trump_by_clock=True).count()
+    )
 
 
 async def test_a_late_move_over_the_socket_redraws_the_table_and_says_why() -> None:
@@ -453,12 +469,14 @@ async def test_a_late_move_over_the_socket_redraws_the_table_and_says_why() -> N
         move = tab.game_moves()[0]
         past = timezone.now() - timedelta(seconds=1)
         await database_sync_to_async(
-            lambda: Table.objects.filter(pk=table_id).update(turn_deadline=past, due_at=past))()
+            lambda: Table.objects.filter(pk=table_id).update(turn_deadline=past, due_at=past)
+        )()
         before = await database_sync_to_async(table_fingerprint)(table_id)
         count = len(tab.frames)
         await tab.send(move)
-        await tab.wait_for(lambda: tab.flashes(count) != [] and len(tab.boards) > 0
-                           and any(is_board(f) for f in tab.frames[count:]))
+        await tab.wait_for(
+            lambda: tab.flashes(count) != [] and len(tab.boards) > 0 and any(is_board(f) for f in tab.frames[count:])
+        )
         assert tab.flashes(count) == ["Se acabó tu tiempo: el bot juega por ti."]
         assert await database_sync_to_async(table_fingerprint)(table_id) == before
         assert tab.seq == seq

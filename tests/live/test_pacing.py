@@ -14,7 +14,7 @@ from django.utils import timezone
 from games import actions, presence, selectors
 from games.engine import Bid, Play, default_action
 from games.engine.snapshot import load
-from games.models import Round, Seat, Table
+from games.models import Round, Table
 
 from .test_clock import advance_to, make_due, manual_clock, new_table, seat_row, table_row  # noqa: F401
 
@@ -136,6 +136,7 @@ def test_a_whole_game_with_the_pauses_plays_out_and_replays(manual_clock, settin
     assert table.status == Table.Status.FINISHED
     assert deals == Round.objects.filter(table_id=table_id).count() - 1  # every deal after the first waited
     from django.test import Client
+
     client = Client()
     client.force_login(user)
     record = client.get(f"/mesa/{table_id}/partida.json")
@@ -191,9 +192,13 @@ def test_away_then_back_says_what_the_bot_did(manual_clock):
 
 
 def test_the_summary_reads_well() -> None:
-    assert selectors.bot_summary([{"bid": 2}, {"play": "1o"}, {"play": "3c"}, {"play": "7e"}], "es") == \
-        "Mientras no estabas, el bot pidió 2 y jugó 3 cartas por ti."
+    assert (
+        selectors.bot_summary([{"bid": 2}, {"play": "1o"}, {"play": "3c"}, {"play": "7e"}], "es")
+        == "Mientras no estabas, el bot pidió 2 y jugó 3 cartas por ti."
+    )
     assert selectors.bot_summary([{"play": "1o"}], "es") == "Mientras no estabas, el bot jugó 1 carta por ti."
-    assert selectors.bot_summary([{"bid": 1}, {"trump": "c"}, {"play": "1o"}], "es") == \
-        "Mientras no estabas, el bot pidió 1, eligió copas de triunfo y jugó 1 carta por ti."
+    assert (
+        selectors.bot_summary([{"bid": 1}, {"trump": "c"}, {"play": "1o"}], "es")
+        == "Mientras no estabas, el bot pidió 1, eligió copas de triunfo y jugó 1 carta por ti."
+    )
     assert selectors.bot_summary([], "es") == ""

@@ -27,8 +27,10 @@ WRONG_CODE_LIMIT = 10
 
 
 def page_messages(response: Any) -> list[str]:
-    return [html.unescape(m).strip() for m in re.findall(r'<ul class="messages">\s*<li[^>]*>(.*?)</li>',
-                                                         response.content.decode(), re.S)]
+    return [
+        html.unescape(m).strip()
+        for m in re.findall(r'<ul class="messages">\s*<li[^>]*>(.*?)</li>', response.content.decode(), re.S)
+    ]
 
 
 def browser(user: Any, address: str = "127.0.0.1") -> Client:
@@ -38,13 +40,18 @@ def browser(user: Any, address: str = "127.0.0.1") -> Client:
 
 
 def ledger_state() -> dict[str, Any]:
-    return {"accounts": sorted(Account.objects.values_list("pk", "balance")),
-            "transactions": Transaction.objects.count()}
+    return {
+        "accounts": sorted(Account.objects.values_list("pk", "balance")),
+        "transactions": Transaction.objects.count(),
+    }
 
 
 def everything() -> dict[str, Any]:
-    return {**ledger_state(), "tables": sorted(Table.objects.values_list("pk", "status", "seq")),
-            "seats": sorted(Seat.objects.values_list("table_id", "position", "user_id"))}
+    return {
+        **ledger_state(),
+        "tables": sorted(Table.objects.values_list("pk", "status", "seq")),
+        "seats": sorted(Seat.objects.values_list("table_id", "position", "user_id")),
+    }
 
 
 def create_private(client: Client, size: int = 3, stake: int = 500, bots: bool = True) -> Table:
@@ -57,8 +64,6 @@ def create_private(client: Client, size: int = 3, stake: int = 500, bots: bool =
     return Table.objects.get(pk=table_id)
 
 
-
-
 # -- creating and joining ------------------------------------------------------------------
 
 
@@ -69,7 +74,7 @@ def test_a_private_table_gets_a_code_and_never_shows_in_the_open_list() -> None:
     assert CODE.match(table.code) and not table.is_public and table.stake == 500 and table.size == 3
     page = browser(host).get(f"/mesa/{table.pk}/").content.decode()
     assert f'id="table-code">{table.code}<' in page
-    assert f'/mesa/privada/{table.code}/' in page  # the share link
+    assert f"/mesa/privada/{table.code}/" in page  # the share link
     assert ledger.balance(host.pk) == 4_500
     lobby = browser(other).get("/").content.decode() + browser(other).get("/mesas/abiertas/").content.decode()
     assert f"Mesa {table.pk}" not in lobby and table.code not in lobby
@@ -185,8 +190,10 @@ def test_a_started_tables_code_and_link_no_longer_work() -> None:
     actions.do_start(table.pk, host)
     client = browser(late)
     before = everything()
-    for response in (client.post("/mesas/codigo/", {"code": table.code}, follow=True),
-                     client.get(f"/mesa/privada/{table.code}/", follow=True)):
+    for response in (
+        client.post("/mesas/codigo/", {"code": table.code}, follow=True),
+        client.get(f"/mesa/privada/{table.code}/", follow=True),
+    ):
         assert page_messages(response) == ["Ese código ya no sirve: la partida ha empezado o se ha cancelado."]
     response = client.post(f"/mesa/{table.pk}/sentarse/", {"code": table.code}, follow=True)
     assert page_messages(response) == ["Ese código ya no sirve: la partida ha empezado o se ha cancelado."]
@@ -311,7 +318,8 @@ def test_no_table_without_the_chips_for_its_stake(url: str) -> None:
     response = browser(poor).post(url, {"size": "4", "stake": "100"}, follow=True)
     assert page_messages(response) == [
         "No tienes fichas suficientes: tienes 50 y esta mesa pide 100. Juega en una mesa gratis o de menos "
-        "fichas; si te quedan menos de 100, pide la recarga diaria de 500 en tu cartera."]
+        "fichas; si te quedan menos de 100, pide la recarga diaria de 500 en tu cartera."
+    ]
     assert everything() == before
 
 

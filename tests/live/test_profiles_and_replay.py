@@ -7,11 +7,10 @@ engine says happened, the replay's embedded record and no-script summary against
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
-
 import html
 import json
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import pytest
@@ -205,8 +204,9 @@ def test_the_replay_is_the_stored_game_and_only_for_those_who_may_see_it(django_
         # What the script is told beyond the record: who played each card, who won each trick.
         data = embedded(text, "replay-data")["rounds"][row.number - 1]
         assert data["play_seats"] == [seat for seat, _card in plays]
-        assert data["trick_winners"] == list(Trick.objects.filter(round=row).order_by("number")
-                                             .values_list("winner", flat=True))
+        assert data["trick_winners"] == list(
+            Trick.objects.filter(round=row).order_by("number").values_list("winner", flat=True)
+        )
         assert data["points"] == row.points
 
     # The summary needs no script: each round's points, and the totals, as stored.

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -24,7 +25,12 @@ from games.models import Play as PlayRow
 from games.models import Round, Seat, Table
 
 from .helpers import (
-    Tab, is_board, person, seated_table, settle, table_fingerprint,
+    Tab,
+    is_board,
+    person,
+    seated_table,
+    settle,
+    table_fingerprint,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,8 +68,9 @@ def one_applied_one_stale(results: list[tuple[str, Any]]) -> int:
     """Exactly one call was applied and every other one refused as stale; the index of the applied one."""
     kinds = [kind for kind, _value in results]
     assert kinds.count("ok") == 1, results
-    assert all(kind == "refused" and value.code == "stale" and value.resync
-               for kind, value in results if kind != "ok"), results
+    assert all(
+        kind == "refused" and value.code == "stale" and value.resync for kind, value in results if kind != "ok"
+    ), results
     return kinds.index("ok")
 
 
@@ -83,8 +90,10 @@ def test_two_tabs_sending_moves_for_the_same_turn_at_once() -> None:
         same = round_trip % 3 == 0
         first, second = [default_action(game)] * 2 if same else two_legal_actions(game)
         before = table_fingerprint(table_id)
-        results = race(lambda: actions.do_action(table_id, user, first, table.seq),
-                       lambda: actions.do_action(table_id, user, second, table.seq))
+        results = race(
+            lambda: actions.do_action(table_id, user, first, table.seq),
+            lambda: actions.do_action(table_id, user, second, table.seq),
+        )
         winner = one_applied_one_stale(results)
         applied = (first, second)[winner]
         after = table_fingerprint(table_id)
@@ -102,8 +111,11 @@ def test_two_tabs_sending_moves_for_the_same_turn_at_once() -> None:
     table = Table.objects.get(pk=table_id)
     game = load(table.state)
     assert table.round_number == game.number and game.phase in (Phase.BIDDING, Phase.PLAYING)
-    assert BidRow.objects.filter(round__table_id=table_id).count() + PlayRow.objects.filter(
-        round__table_id=table_id).count() == 12
+    assert (
+        BidRow.objects.filter(round__table_id=table_id).count()
+        + PlayRow.objects.filter(round__table_id=table_id).count()
+        == 12
+    )
 
 
 def test_a_stale_move_and_a_fresh_one_at_once() -> None:
@@ -115,8 +127,10 @@ def test_a_stale_move_and_a_fresh_one_at_once() -> None:
     table = Table.objects.get(pk=table_id)
     user = users[table.turn_seat]
     action = default_action(load(table.state))
-    results = race(lambda: actions.do_action(table_id, user, action, table.seq - 1),
-                   lambda: actions.do_action(table_id, user, action, table.seq))
+    results = race(
+        lambda: actions.do_action(table_id, user, action, table.seq - 1),
+        lambda: actions.do_action(table_id, user, action, table.seq),
+    )
     assert results[0][0] == "refused" and results[0][1].code == "stale"
     assert results[1][0] == "ok"
     assert Table.objects.get(pk=table_id).seq == table.seq + 1
@@ -189,7 +203,7 @@ async def test_two_tabs_of_one_person_send_the_same_move_at_once() -> None:
         assert after["seq"] == before["seq"] + 1 and after["bids"] == before["bids"] + 1
         flashes = [m for t, n in zip(tabs, counts) for m in t.flashes(n)]
         assert flashes == [STALE_FLASH], flashes  # one of the two tabs is told, and only once
-        new = witness.frames[counts[2]:]
+        new = witness.frames[counts[2] :]
         assert len(new) == 1 and is_board(new[0])  # the other seat saw one move
     finally:
         for tab in tabs + [witness]:

@@ -47,8 +47,9 @@ def quick_bots_and_no_background_clock(settings: Any, monkeypatch: pytest.Monkey
 # -- helpers -------------------------------------------------------------------------------
 
 
-def finished(size: int = 3, humans: int = 3, *, stake: int = 100, public: bool = True, bots: bool = True,
-             quick: bool = False) -> tuple[Table, list[Any]]:
+def finished(
+    size: int = 3, humans: int = 3, *, stake: int = 100, public: bool = True, bots: bool = True, quick: bool = False
+) -> tuple[Table, list[Any]]:
     """A finished game of ``humans`` people (and bots in the other seats) at a table with these options."""
     prefix = f"r{next(_names)}-"
     if stake == 0 and public and not quick and humans == size:
@@ -74,10 +75,12 @@ def finished(size: int = 3, humans: int = 3, *, stake: int = 100, public: bool =
 
 
 def everything() -> dict[str, Any]:
-    return {"accounts": sorted(Account.objects.values_list("pk", "balance")),
-            "transactions": Transaction.objects.count(),
-            "tables": sorted(Table.objects.values_list("pk", "status", "seq", "rematch_of_id")),
-            "seats": sorted(Seat.objects.values_list("table_id", "position", "user_id", "is_bot"))}
+    return {
+        "accounts": sorted(Account.objects.values_list("pk", "balance")),
+        "transactions": Transaction.objects.count(),
+        "tables": sorted(Table.objects.values_list("pk", "status", "seq", "rematch_of_id")),
+        "seats": sorted(Seat.objects.values_list("table_id", "position", "user_id", "is_bot")),
+    }
 
 
 def balances(users: list[Any]) -> list[int]:
@@ -85,8 +88,9 @@ def balances(users: list[Any]) -> list[int]:
 
 
 def pot(table: Table) -> int:
-    return int(Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk)
-               .values_list("balance", flat=True).first() or 0)
+    return int(
+        Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk).values_list("balance", flat=True).first() or 0
+    )
 
 
 def books_balance() -> None:
@@ -108,8 +112,10 @@ def browser(user: Any, *, csrf: bool = False) -> Client:
 
 
 def page_messages(response: Any) -> list[str]:
-    return [html.unescape(m).strip() for m in re.findall(r'<ul class="messages">\s*<li[^>]*>(.*?)</li>',
-                                                         response.content.decode(), re.S)]
+    return [
+        html.unescape(m).strip()
+        for m in re.findall(r'<ul class="messages">\s*<li[^>]*>(.*?)</li>', response.content.decode(), re.S)
+    ]
 
 
 def fragment(table: Table, user: Any) -> str:
@@ -201,8 +207,11 @@ def test_no_thanks_starts_it_at_once_with_a_bot_for_whoever_declined() -> None:
     rematch.do_accept_rematch(old.pk, b)
     new.refresh_from_db()
     assert new.status == Table.Status.PLAYING
-    assert [(s.user_id, s.is_bot) for s in Seat.objects.filter(table=new)] == [(a.pk, False), (b.pk, False),
-                                                                             (None, True)]
+    assert [(s.user_id, s.is_bot) for s in Seat.objects.filter(table=new)] == [
+        (a.pk, False),
+        (b.pk, False),
+        (None, True),
+    ]
     books_balance()
 
 
@@ -235,10 +244,12 @@ def test_a_stranger_is_refused_everywhere_and_nothing_changes() -> None:
     refused(lambda: rematch.do_accept_rematch(old.pk, stranger), "rematch_only")  # before any offer too
     new = rematch.do_offer_rematch(old.pk, a)
     before = everything()
-    for call in (lambda: rematch.do_accept_rematch(old.pk, stranger),
-                 lambda: rematch.do_offer_rematch(old.pk, stranger),
-                 lambda: rematch.do_decline_rematch(old.pk, stranger),
-                 lambda: actions.do_take_seat(new.pk, stranger)):
+    for call in (
+        lambda: rematch.do_accept_rematch(old.pk, stranger),
+        lambda: rematch.do_offer_rematch(old.pk, stranger),
+        lambda: rematch.do_decline_rematch(old.pk, stranger),
+        lambda: actions.do_take_seat(new.pk, stranger),
+    ):
         assert refused(call, "rematch_only").message("es") == REMATCH_ONLY
     assert not access.can_sit(new, stranger)
     assert access.can_view(new, stranger)  # a public rematch can be watched

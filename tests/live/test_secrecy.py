@@ -29,8 +29,10 @@ from .helpers import SEQ, Tab, is_board, person, seated_table, settle
 
 CODE = re.compile(r"(?<![A-Za-z0-9])(1[0-2]|[1-7])([oceb])(?![A-Za-z0-9])")
 FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*? data-r="(\d+)"')
-NAME = re.compile(r"(?<!\w)(?:(?:as|[2-7]|sota|caballo|rey) de (?:oros|copas|espadas|bastos)"
-                  r"|(?:ace|[2-7]|jack|knight|king) of (?:coins|cups|swords|clubs))(?!\w)")
+NAME = re.compile(
+    r"(?<!\w)(?:(?:as|[2-7]|sota|caballo|rey) de (?:oros|copas|espadas|bastos)"
+    r"|(?:ace|[2-7]|jack|knight|king) of (?:coins|cups|swords|clubs))(?!\w)"
+)
 NAME_TO_CARD = {name: str(card) for card in ALL_CARDS for name in (card.name_es, card.name_en)}
 HAND = re.compile(r'<section id="hand".*?</section>', re.S)
 DATA_CARD = re.compile(r'data-card="([^"]+)"')
@@ -65,8 +67,9 @@ def test_detector_finds_every_spelling() -> None:
         assert cards_named(f'<button data-card="{code}">') == {code}
         assert cards_named(f'aria-label="{card.name_es}"') == {code}
         assert cards_named(f'aria-label="{card.name_en}"') == {code}
-        assert cards_named(f'<span class="card-face suit-{card.suit.value}" aria-hidden="true"'
-                           f' data-r="{card.rank}">') == {code}
+        assert cards_named(
+            f'<span class="card-face suit-{card.suit.value}" aria-hidden="true" data-r="{card.rank}">'
+        ) == {code}
     assert cards_named('<button data-card="12b">') == {"12b"}
     assert cards_named("""hx-vals='{"action": "play", "value": "3c", "seq": "9"}'""") == {"3c"}
     assert cards_named('<span class="card-face suit-e" aria-hidden="true" data-r="11">') == {"11e"}
@@ -249,8 +252,9 @@ async def play_whole_game(game: Game, humans: list[Tab], activity: asyncio.Event
             async with asyncio.timeout(min(left, 20)):
                 await activity.wait()
         except TimeoutError:
-            raise AssertionError("nothing happened for 20 s; boards:\n" +
-                                 "\n".join(t.board[:1500] for t in humans)) from None
+            raise AssertionError(
+                "nothing happened for 20 s; boards:\n" + "\n".join(t.board[:1500] for t in humans)
+            ) from None
 
 
 async def inject_errors(game: Game, humans: list[Tab], mover: Tab) -> None:
@@ -298,8 +302,10 @@ def check_payloads(game: Game, timeline: Timeline, payloads: list[Payload]) -> d
         found = p.found
         allowed = timeline.allowed(p.seat, p.seq)
         leaked = found - allowed
-        assert not leaked, (f"{p.viewer} ({p.kind}, seq {p.seq}) was sent {sorted(leaked)}, "
-                            f"not theirs and not yet played:\n{p.text[:4000]}")
+        assert not leaked, (
+            f"{p.viewer} ({p.kind}, seq {p.seq}) was sent {sorted(leaked)}, "
+            f"not theirs and not yet played:\n{p.text[:4000]}"
+        )
         stats["payloads"] += 1
         stats["pages"] += p.kind == "page"
         stats["errors"] += not is_board(p.text)
@@ -329,8 +335,11 @@ def check_mutation(timeline: Timeline, payloads: list[Payload], seats: list[int]
         for other in seats:
             if other == viewer:
                 continue
-            caught = sum(1 for p in payloads if p.seat == viewer and is_board(p.text)
-                         and p.found - timeline.allowed(other, p.seq))
+            caught = sum(
+                1
+                for p in payloads
+                if p.seat == viewer and is_board(p.text) and p.found - timeline.allowed(other, p.seq)
+            )
             assert caught > 0, f"seat {viewer}'s payloads would not reveal a leak to seat {other}"
 
 
@@ -344,8 +353,9 @@ async def finish(game: Game, log: CommitLog) -> tuple[Timeline, list[Payload]]:
     return timeline, payloads
 
 
-async def secret_game(size: int, languages: list[str], spectator_language: str | None,
-                      log: CommitLog) -> tuple[Game, dict[str, int]]:
+async def secret_game(
+    size: int, languages: list[str], spectator_language: str | None, log: CommitLog
+) -> tuple[Game, dict[str, int]]:
     """People at seats 0.. (one per language), bots in the other seats, maybe a spectator: play it all, check it all."""
     table_id, users = await database_sync_to_async(seated_table)(size, len(languages), prefix=f"secret{size}-")
     activity = asyncio.Event()
@@ -378,7 +388,8 @@ async def secret_game(size: int, languages: list[str], spectator_language: str |
 
 @pytest.mark.django_db(transaction=True)
 async def test_two_people_two_bots_and_a_spectator_see_only_what_they_may(
-        commits_without_fsync: None, fast_bots: None, commits: CommitLog) -> None:
+    commits_without_fsync: None, fast_bots: None, commits: CommitLog
+) -> None:
     """Four seats: a Spanish and an English player, two bots, and an English-speaking spectator."""
     game, stats = await secret_game(4, ["es", "en"], "en", commits)
     assert stats["own_hands_seen"] > 2 * 19
@@ -387,7 +398,8 @@ async def test_two_people_two_bots_and_a_spectator_see_only_what_they_may(
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("size", [3, 6])
 async def test_one_person_among_bots_sees_only_what_they_may(
-        size: int, commits_without_fsync: None, fast_bots: None, commits: CommitLog) -> None:
+    size: int, commits_without_fsync: None, fast_bots: None, commits: CommitLog
+) -> None:
     """Three seats (24-card deck) and six (the dealer rests; the 8-card trump is the seat at the dealer's right)."""
     game, stats = await secret_game(size, ["es"], None, commits)
     assert stats["own_hands_seen"] > 19
@@ -395,7 +407,8 @@ async def test_one_person_among_bots_sees_only_what_they_may(
 
 @pytest.mark.django_db(transaction=True)
 async def test_the_card_room_payloads_leak_nothing_with_the_table_pauses(
-        settings: Any, commits_without_fsync: None, fast_bots: None, commits: CommitLog) -> None:
+    settings: Any, commits_without_fsync: None, fast_bots: None, commits: CommitLog
+) -> None:
     """With the pauses on (short), boards also show each completed trick held up with its winner, and each
     round's last trick with its result before the next deal; the seats' cards on the felt (the slide and
     sweep animations' data) and everything else still name only cards the viewer may see."""

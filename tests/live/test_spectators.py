@@ -20,7 +20,14 @@ from games.models import Play, Round, Table, Watcher
 
 from .helpers import Tab, flash_message, is_board, person, seated_table, settle
 from .talk_helpers import (  # noqa: F401 (fixtures)
-    boards_after, is_talk, play_out, quiet, spectators, table_seq, talk_limits, talk_of,
+    boards_after,
+    is_talk,
+    play_out,
+    quiet,
+    spectators,
+    table_seq,
+    talk_limits,
+    talk_of,
 )
 from .test_secrecy import CommitLog, Payload, board_seq, cards_named, commits, fast_bots, read_timeline  # noqa: F401
 
@@ -125,10 +132,10 @@ async def test_a_seated_players_own_sockets_are_not_spectators() -> None:
         assert await spectators(table_id) == 0
         assert await database_sync_to_async(Watcher.objects.filter(table_id=table_id, user=users[0]).count)() == 2
         # a second tab of a seated person changes nothing anyone can see: no redraw
-        assert all(t.frames[counts[t]:] == [] for t in players)
+        assert all(t.frames[counts[t] :] == [] for t in players)
         await second.close()
         await quiet()
-        assert all(t.frames[counts[t]:] == [] for t in players)
+        assert all(t.frames[counts[t] :] == [] for t in players)
         assert await database_sync_to_async(Watcher.objects.filter(table_id=table_id).count)() == 2
     finally:
         await close_all([*players, second])
@@ -150,11 +157,11 @@ async def test_two_sockets_of_one_spectator_count_once() -> None:
         await boards_after(second, 0)
         await quiet()
         assert await spectators(table_id) == 1
-        assert all(t.frames[counts[t]:] == [] for t in players), "the count did not change: no redraw"
+        assert all(t.frames[counts[t] :] == [] for t in players), "the count did not change: no redraw"
         await first.close()
         await quiet()
         assert await spectators(table_id) == 1
-        assert all(t.frames[counts[t]:] == [] for t in players)
+        assert all(t.frames[counts[t] :] == [] for t in players)
         await second.close()
         for tab in players:
             await boards_after(tab, counts[tab])
@@ -195,8 +202,9 @@ async def test_prune_deletes_stale_rows_only() -> None:
     def rows() -> tuple[int, int]:
         Watcher.objects.create(table_id=table_id, user=users[0], channel_name="viejo")
         Watcher.objects.create(table_id=table_id, user=users[0], channel_name="nuevo")
-        Watcher.objects.filter(channel_name="viejo").update(seen_at=Watcher.objects.get(channel_name="viejo").seen_at
-                                                            - timedelta(hours=2))
+        Watcher.objects.filter(channel_name="viejo").update(
+            seen_at=Watcher.objects.get(channel_name="viejo").seen_at - timedelta(hours=2)
+        )
         deleted = watchers.prune(timedelta(hours=1))
         return deleted, Watcher.objects.filter(table_id=table_id).count()
 
@@ -210,7 +218,8 @@ async def test_prune_deletes_stale_rows_only() -> None:
 
 @pytest.mark.usefixtures("talk_limits")
 async def test_a_spectator_sees_no_hidden_card_over_a_whole_game(
-        fast_bots: None, commits: CommitLog, talk_limits: Any) -> None:
+    fast_bots: None, commits: CommitLog, talk_limits: Any
+) -> None:
     """One person and two bots play a whole game, talking now and then, while two strangers (Spanish and
     English) watch: every card any spectator frame names was the trump card or already played at the seq
     that frame was drawn at, and a spectator is never offered a move."""
@@ -218,8 +227,9 @@ async def test_a_spectator_sees_no_hidden_card_over_a_whole_game(
     table_id, users = await database_sync_to_async(seated_table)(3, 1, prefix="partida")
     activity = asyncio.Event()
     human = Tab(users[0], table_id, "es", activity)
-    watchers_ = [Tab(await database_sync_to_async(person)(f"ojo-{lang}"), table_id, lang, activity)
-                 for lang in ("es", "en")]
+    watchers_ = [
+        Tab(await database_sync_to_async(person)(f"ojo-{lang}"), table_id, lang, activity) for lang in ("es", "en")
+    ]
     tabs = [human, *watchers_]
     codes = [code for code, _text in talk.PHRASES]
     try:

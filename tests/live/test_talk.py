@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -83,7 +84,7 @@ async def said_to_all(place: Room, sender: Tab, code: str) -> dict[Tab, Said]:
     await quiet()
     out = {}
     for tab in place.tabs:
-        new = tab.frames[counts[tab]:]
+        new = tab.frames[counts[tab] :]
         assert len(new) == 1 and is_talk(new[0]), new
         out[tab] = parse_talk(new[0])
         assert tab.closed is None
@@ -98,12 +99,12 @@ async def refused(place: Room, sender: Tab, frame: Any, expected: str) -> None:
     await sender.send(frame)
     await sender.wait_for(lambda: sender.flashes(counts[sender]))
     await quiet()
-    new = sender.frames[counts[sender]:]
+    new = sender.frames[counts[sender] :]
     assert sender.flashes(counts[sender]) == [expected]
     assert len(new) == 1 and not is_board(new[0]) and not is_talk(new[0]), new
     for tab in place.tabs:
         if tab is not sender:
-            assert tab.frames[counts[tab]:] == [], "somebody else was sent something for it"
+            assert tab.frames[counts[tab] :] == [], "somebody else was sent something for it"
     assert sender.closed is None, "a bad frame does not cost the connection"
     assert await fingerprint(place.table_id) == before
 
@@ -125,7 +126,8 @@ def test_the_phrases() -> None:
 
 def test_the_frame_shape_and_escaping() -> None:
     assert talk.render_talk(2, "suerte", "Lola", "es") == (
-        '<div id="talk-event" data-talk-seat="2" data-talk-phrase="suerte" data-talk-name="Lola">¡Suerte!</div>')
+        '<div id="talk-event" data-talk-seat="2" data-talk-phrase="suerte" data-talk-name="Lola">¡Suerte!</div>'
+    )
     frame = talk.render_talk(0, "bien", 'Lo"la <b>&', "es")
     assert 'data-talk-name="Lo&quot;la &lt;b&gt;&amp;"' in frame and "<b>" not in frame
     assert parse_talk(frame) == Said(0, "bien", 'Lo"la <b>&', "¡Bien jugado!")
@@ -149,8 +151,10 @@ async def test_a_phrase_reaches_every_socket_in_its_language() -> None:
         got = await said_to_all(place, place.players[1], "suerte")
         for tab in (place.players[0], place.players[1], place.spectator):  # Spanish
             assert got[tab] == Said(1, "suerte", name, "¡Suerte!")
-            assert tab.frames[-1] == (f'<div id="talk-event" data-talk-seat="1" data-talk-phrase="suerte" '
-                                      f'data-talk-name="{name}">¡Suerte!</div>')
+            assert tab.frames[-1] == (
+                f'<div id="talk-event" data-talk-seat="1" data-talk-phrase="suerte" '
+                f'data-talk-name="{name}">¡Suerte!</div>'
+            )
         english = got[place.players[2]]
         assert (english.seat, english.phrase, english.name) == (1, "suerte", name) and english.text
         # an emote, from another seat; and the table's seq never moved
@@ -176,7 +180,8 @@ async def test_every_phrase_can_be_said(talk_limits: Any) -> None:
 async def test_the_name_is_escaped() -> None:
     async with room() as place:
         await database_sync_to_async(
-            lambda: Seat.objects.filter(table_id=place.table_id, position=0).update(name='Lo"la <i>'))()
+            lambda: Seat.objects.filter(table_id=place.table_id, position=0).update(name='Lo"la <i>')
+        )()
         got = await said_to_all(place, place.players[0], "gracias")
         assert {s.name for s in got.values()} == {'Lo"la <i>'}
         assert all("<i>" not in tab.frames[-1] for tab in place.tabs)
@@ -197,8 +202,18 @@ async def test_an_unknown_phrase() -> None:
 async def test_malformed_values() -> None:
     async with room() as place:
         sender = place.players[1]
-        for value in [None, 3, 3.5, True, ["suerte"], {"code": "suerte"}, [["suerte"]], {"value": {"value": "gg"}},
-                      "x" * 3000, json.dumps({"action": "say", "value": "suerte"})]:
+        for value in [
+            None,
+            3,
+            3.5,
+            True,
+            ["suerte"],
+            {"code": "suerte"},
+            [["suerte"]],
+            {"value": {"value": "gg"}},
+            "x" * 3000,
+            json.dumps({"action": "say", "value": "suerte"}),
+        ]:
             await refused(place, sender, {"action": "say", "value": value}, NO_SUCH_PHRASE)
         await refused(place, sender, {"action": "say"}, NO_SUCH_PHRASE)
         await refused(place, sender, {"action": "say", "value": "x" * 5000}, MALFORMED)  # over the frame limit
@@ -225,8 +240,9 @@ async def test_a_suspended_player_cannot_talk() -> None:
         moderator = await database_sync_to_async(person)("moderadora")
         # suspended without the push that closes their sockets: the phrase itself must be refused
         await database_sync_to_async(moderation.suspend)(place.users[0].pk, moderator, "insultos")
-        await refused(place, place.players[0], {"action": "say", "value": "suerte"},
-                      "Tu cuenta está suspendida: insultos")
+        await refused(
+            place, place.players[0], {"action": "say", "value": "suerte"}, "Tu cuenta está suspendida: insultos"
+        )
 
 
 async def test_the_rate_limit() -> None:

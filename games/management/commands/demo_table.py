@@ -31,8 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--size", type=int, default=4)
         parser.add_argument("--stake", type=int, default=0)
         parser.add_argument("--round", type=int, default=1, help="stop when this round has been dealt")
-        parser.add_argument("--tricks", type=int, default=0,
-                            help="then also play this many whole tricks of that round")
+        parser.add_argument("--tricks", type=int, default=0, help="then also play this many whole tricks of that round")
         parser.add_argument("--to-the-end", action="store_true", help="play the whole game")
         parser.add_argument("--bot-level", default=levels.NORMAL, help="fácil, normal (the default) or difícil")
 
@@ -48,8 +47,9 @@ class Command(BaseCommand):
                 raise CommandError("that user does not exist: give --password to create it")
             user = User.objects.create_user(username=options["user"], password=options["password"])
         try:
-            table = actions.do_create_table(user, options["size"], public=True, quick=True, stake=options["stake"],
-                                            bot_level=options["bot_level"])
+            table = actions.do_create_table(
+                user, options["size"], public=True, quick=True, stake=options["stake"], bot_level=options["bot_level"]
+            )
             actions.do_start(table.pk, user)
         except actions.ActionError as error:
             raise CommandError(str(error.message("es"))) from None
