@@ -69,3 +69,19 @@ typecheck: venv
 messages: venv
 	$(BIN)/python manage.py makemessages --locale en --ignore '.venv/*' --ignore 'games/engine/*' --ignore 'tests/*'
 	$(BIN)/python manage.py compilemessages --locale en --ignore '.venv/*'
+
+# Services mode on this machine, as in production (README, "Running it in production"): PostgreSQL and
+# Redis from DATABASE_URL and REDIS_URL, DEBUG off, ASGI_PROCESSES Daphne processes on PORT, a Celery
+# worker and beat, all under supervisord (deploy/supervisord.conf; pid, socket and logs in var/).
+.PHONY: up down status logs
+up: venv
+	PORT=$(PORT) deploy/pocha.sh up
+
+down:
+	deploy/pocha.sh down
+
+status:
+	deploy/pocha.sh status
+
+logs:
+	deploy/pocha.sh logs

@@ -3,14 +3,12 @@ and ends with a record that replays to the stored totals, no move lost or played
 
 The server is ``daphne`` in a separate process in the one-command local mode (SQLite file, in-memory
 channel layer, in-process clock); the test talks to it as a browser would: HTTP with a session
-cookie and CSRF, and a WebSocket (a small standard-library client below).
+cookie and CSRF, and a WebSocket (the small standard-library client in wsclient.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import html
 import http.cookiejar
 import json
@@ -19,7 +17,6 @@ import re
 import signal
 import socket
 import sqlite3
-import struct
 import subprocess
 import sys
 import time
@@ -32,6 +29,8 @@ import pytest
 
 from games.engine import replay
 from games.engine.snapshot import load
+
+from .wsclient import WebSocket
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = Path(sys.executable)
@@ -58,9 +57,14 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
         # (the table pauses off: these tests are about restarts, not about reading the table)
-        env.update(DATABASE_URL=f"sqlite:///{self.database}", POCHA_BOT_DELAY="0.05", POCHA_TRICK_PAUSE="0",
-                   POCHA_ROUND_PAUSE="0",
-                   DJANGO_SETTINGS_MODULE="pocha_site.settings", PYTHONUNBUFFERED="1")
+        env.update(
+            DATABASE_URL=f"sqlite:///{self.database}",
+            POCHA_BOT_DELAY="0.05",
+            POCHA_TRICK_PAUSE="0",
+            POCHA_ROUND_PAUSE="0",
+            DJANGO_SETTINGS_MODULE="pocha_site.settings",
+            PYTHONUNBUFFERED="1",
+        )
         self.env = env
 
     @property
@@ -72,8 +76,9 @@ class Server:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def manage(self, *args: str) -> str:
-        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
-                              text=True, timeout=180)
+        done = subprocess.run(
+            [str(PYTHON), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=180
+        )
         assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
         return done.stdout
 
@@ -83,9 +88,20 @@ class Server:
             log.write(f"\n==== starting daphne on port {self.port} ====\n".encode())
             log.flush()
             self.process = subprocess.Popen(
-                [str(PYTHON.with_name("daphne")), "-b", "127.0.0.1", "-p", str(self.port),
-                 "pocha_site.asgi:application"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [
+                    str(PYTHON.with_name("daphne")),
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "pocha_site.asgi:application",
+                ],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         end = time.monotonic() + 60
         while True:
             assert self.process.poll() is None, "the server exited:\n" + self.log
@@ -130,15 +146,18 @@ class Browser:
         token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         assert token, "no CSRF token on " + form_page
         data = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1).decode(), **fields}).encode()
-        request = urllib.request.Request(self.server.origin + path, data=data,
-                                         headers={"Origin": self.server.origin,
-                                                  "Referer": self.server.origin + form_page})
+        request = urllib.request.Request(
+            self.server.origin + path,
+            data=data,
+            headers={"Origin": self.server.origin, "Referer": self.server.origin + form_page},
+        )
         with self.opener.open(request, timeout=15) as response:
             return response.geturl(), response.read()
 
     def login(self, username: str) -> None:
-        url, _page = self.post("/accounts/login/", "/accounts/login/",
-                               {"username": username, "password": PASSWORD, "next": "/"})
+        url, _page = self.post(
+            "/accounts/login/", "/accounts/login/", {"username": username, "password": PASSWORD, "next": "/"}
+        )
         assert urllib.parse.urlsplit(url).path == "/", f"login failed: landed on {url}"
         self.cookie("sessionid")
 
@@ -147,89 +166,6 @@ class Browser:
         match = re.fullmatch(r"/mesa/(\d+)/", urllib.parse.urlsplit(url).path)
         assert match, f"creating a table landed on {url}"
         return int(match.group(1))
-
-
-class WebSocket:
-    """A minimal RFC 6455 client (text frames, ping/pong, close) over asyncio streams."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.closed = False
-
-    @classmethod
-    async def connect(cls, port: int, path: str, headers: dict[str, str]) -> WebSocket:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
-        key = base64.b64encode(os.urandom(16)).decode()
-        lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
-                 f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13",
-                 *(f"{name}: {value}" for name, value in headers.items())]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-        await writer.drain()
-        response = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-        status = response.split(b"\r\n", 1)[0]
-        assert b" 101 " in status + b" ", f"handshake refused: {response!r}"
-        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
-        assert b"sec-websocket-accept: " + accept.lower() in response.lower(), response
-        return cls(reader, writer)
-
-    async def _frame(self, opcode: int, payload: bytes) -> None:
-        mask = os.urandom(4)
-        length = len(payload)
-        if length < 126:
-            header = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
-        elif length < 1 << 16:
-            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
-        else:
-            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.writer.write(header + mask + masked)
-        await self.writer.drain()
-
-    async def send(self, payload: dict[str, Any]) -> None:
-        await self._frame(0x1, json.dumps(payload).encode())
-
-    async def recv(self) -> str | None:
-        """The next text message; None once the connection is closed."""
-        message = b""
-        while True:
-            try:
-                first, second = await self.reader.readexactly(2)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                self.closed = True
-                return None
-            opcode, length = first & 0x0F, second & 0x7F
-            if length == 126:
-                (length,) = struct.unpack("!H", await self.reader.readexactly(2))
-            elif length == 127:
-                (length,) = struct.unpack("!Q", await self.reader.readexactly(8))
-            mask = await self.reader.readexactly(4) if second & 0x80 else b""
-            payload = await self.reader.readexactly(length)
-            if mask:
-                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-            if opcode == 0x8:
-                self.closed = True
-                return None
-            if opcode == 0x9:
-                await self._frame(0xA, payload)
-                continue
-            if opcode == 0xA:
-                continue
-            message += payload
-            if first & 0x80:
-                return message.decode()
-
-    async def close(self) -> None:
-        if not self.closed:
-            try:
-                await self._frame(0x8, struct.pack("!H", 1000))
-            except (ConnectionError, RuntimeError):
-                pass
-        self.writer.close()
-        try:
-            await self.writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
 
 
 class TableTab:
@@ -281,7 +217,7 @@ class TableTab:
                 raise AssertionError(f"timed out waiting for {what}; last board:\n{self.board[:3000]}")
             try:
                 await self.next_board(timeout=left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def send(self, payload: dict[str, Any]) -> None:
@@ -327,18 +263,41 @@ def read_table(database: Path, table_id: int) -> dict[str, Any]:
     """The stored game, straight from the SQLite file."""
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
         status, state, seq, turn_seat, due_at = db.execute(
-            "SELECT status, state, seq, turn_seat, due_at FROM games_table WHERE id = ?", (table_id,)).fetchone()
-        rounds = db.execute("SELECT id, number, points, auction_winner, trump_card, trump_suit, trump_by_clock "
-                            "FROM games_round WHERE table_id = ? ORDER BY number", (table_id,)).fetchall()
-        bids = {r[0]: db.execute('SELECT "index", seat, amount, by_clock, by_bot FROM games_bid '
-                                 'WHERE round_id = ? ORDER BY "index"', (r[0],)).fetchall() for r in rounds}
-        plays = {r[0]: db.execute('SELECT "index", seat, card, by_clock, by_bot FROM games_play '
-                                  'WHERE round_id = ? ORDER BY "index"', (r[0],)).fetchall() for r in rounds}
-        seat = db.execute("SELECT sockets, timeouts, away FROM games_seat WHERE table_id = ? AND position = 0",
-                          (table_id,)).fetchone()
-    return {"status": status, "state": json.loads(state), "seq": seq, "turn_seat": turn_seat, "due_at": due_at,
-            "rounds": rounds, "bids": bids,
-            "plays": plays, "seat0": seat}
+            "SELECT status, state, seq, turn_seat, due_at FROM games_table WHERE id = ?", (table_id,)
+        ).fetchone()
+        rounds = db.execute(
+            "SELECT id, number, points, auction_winner, trump_card, trump_suit, trump_by_clock "
+            "FROM games_round WHERE table_id = ? ORDER BY number",
+            (table_id,),
+        ).fetchall()
+        bids = {
+            r[0]: db.execute(
+                'SELECT "index", seat, amount, by_clock, by_bot FROM games_bid WHERE round_id = ? ORDER BY "index"',
+                (r[0],),
+            ).fetchall()
+            for r in rounds
+        }
+        plays = {
+            r[0]: db.execute(
+                'SELECT "index", seat, card, by_clock, by_bot FROM games_play WHERE round_id = ? ORDER BY "index"',
+                (r[0],),
+            ).fetchall()
+            for r in rounds
+        }
+        seat = db.execute(
+            "SELECT sockets, timeouts, away FROM games_seat WHERE table_id = ? AND position = 0", (table_id,)
+        ).fetchone()
+    return {
+        "status": status,
+        "state": json.loads(state),
+        "seq": seq,
+        "turn_seat": turn_seat,
+        "due_at": due_at,
+        "rounds": rounds,
+        "bids": bids,
+        "plays": plays,
+        "seat0": seat,
+    }
 
 
 @pytest.fixture
@@ -353,8 +312,12 @@ def server(tmp_path: Path) -> Any:
 
 async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: Server) -> None:
     server.manage("migrate", "--no-input")
-    server.manage("shell", "-c", "from django.contrib.auth import get_user_model; "
-                                 f"get_user_model().objects.create_user('rosa', password='{PASSWORD}')")
+    server.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; "
+        f"get_user_model().objects.create_user('rosa', password='{PASSWORD}')",
+    )
     server.start()
     browser = Browser(server)
     browser.login("rosa")
@@ -385,8 +348,14 @@ async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: 
     await tab.close()
     second = read_table(server.database, table_id)
     assert second["status"] == "playing"
-    print("after the second kill: turn of seat", second["turn_seat"], "due", second["due_at"],
-          "; seat 0 (sockets, timeouts, away) =", second["seat0"])
+    print(
+        "after the second kill: turn of seat",
+        second["turn_seat"],
+        "due",
+        second["due_at"],
+        "; seat 0 (sockets, timeouts, away) =",
+        second["seat0"],
+    )
 
     # third life: the sweeper (started by the first request) catches the lost steps; play to the end
     server.start()
@@ -421,8 +390,12 @@ async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: 
         assert [p[0] for p in plays] == list(range(len(entry["plays"])))
         assert [p[2] for p in plays] == entry["plays"]
     # my own decisions: every acknowledged one is there once; the one in flight at the kill at most once
-    mine = sum(1 for rows in (*stored["bids"].values(), *stored["plays"].values())
-               for row in rows if row[1] == 0 and not row[3] and not row[4])
+    mine = sum(
+        1
+        for rows in (*stored["bids"].values(), *stored["plays"].values())
+        for row in rows
+        if row[1] == 0 and not row[3] and not row[4]
+    )
     mine += sum(1 for r in stored["rounds"] if r[3] == 0 and r[4] is None and r[5] is not None and not r[6])
     assert me.acknowledged <= mine <= me.acknowledged + me.in_flight, (me.acknowledged, me.in_flight, mine)
     # nobody's clock ran out: every other move was a bot's
