@@ -77,7 +77,15 @@ def arm(table_id: int, seq: int, due: datetime) -> None:
     if celery_clock():
         from games.tasks import run_due
 
-        run_due.apply_async((table_id, seq), eta=due)
+        try:
+            run_due.apply_async((table_id, seq), eta=due)
+        except Exception:  # the broker is down: the move is saved, and the sweepers play the step when due
+            log.warning(
+                "table %s: the timer for seq %s could not be queued; the sweepers will play it",
+                table_id,
+                seq,
+                exc_info=True,
+            )
         return
     loop = _loop
     if loop is None or loop.is_closed():

@@ -260,7 +260,6 @@ CACHES = cache_settings(ENV)
 POCHA_CELERY_CLOCK = REDIS_URL is not None
 CELERY_BROKER_URL = REDIS_URL
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Accounts ---------------------------------------------------------------------------------
 
