@@ -53,6 +53,24 @@ secret_key() {
     fi
 }
 
+# A PostgreSQL database that does not exist yet is created (a fresh machine has only `postgres`).
+create_database() {
+    "$POCHA_BIN/python" - <<'PY'
+import os, sys
+import dj_database_url, psycopg
+from psycopg import sql
+db = dj_database_url.parse(os.environ["DATABASE_URL"])
+if "postgresql" not in db["ENGINE"]:
+    sys.exit(0)
+params = {k: v for k, v in {"host": db["HOST"], "port": db["PORT"], "user": db["USER"],
+                            "password": db["PASSWORD"]}.items() if v}
+with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+    if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone() is None:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db["NAME"])))
+        print(f"created the database {db['NAME']}")
+PY
+}
+
 answers() {
     "$POCHA_BIN/python" - "$1" <<'EOF'
 import sys, urllib.request
@@ -95,6 +113,7 @@ up() {
         echo "already running (supervisord pid $(supervisord_pid)); starting anything stopped"
         ctl start all >/dev/null || true
     else
+        create_database
         echo "migrating $DATABASE_URL"
         "$POCHA_BIN/python" "$ROOT/manage.py" migrate --no-input
         "$POCHA_BIN/python" "$ROOT/manage.py" collectstatic --no-input >/dev/null
