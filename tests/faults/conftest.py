@@ -1,4 +1,5 @@
-"""The fault tests' stack: one for the module (starting it takes some seconds), a fresh game per test.
+"""The fault tests' stack: one for the package (starting it takes some seconds; the browser test and the
+fault tests share it), a fresh game per test.
 
 They run in services mode (``make test-services``: ``DATABASE_URL`` is PostgreSQL) and are skipped
 otherwise.  In services mode a missing tool (redis-server, PostgreSQL) fails them: it is not a reason to
@@ -25,7 +26,7 @@ services_only = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     workdir: Path = tmp_path_factory.mktemp("faults")
     stack = Stack(workdir, DATABASE_URL)
