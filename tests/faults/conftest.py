@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from live.wsclient import PASSWORD
 
-from .stack import PASSWORD, Stack
+from .stack import Stack
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 SERVICES = DATABASE_URL.startswith(("postgres://", "postgresql://"))

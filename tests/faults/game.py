@@ -5,67 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import html
-import http.cookiejar
 import json
 import re
 import time
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from live.wsclient import WebSocket
+from live.wsclient import Browser, WebSocket
 
-from .stack import PASSWORD, Stack
+from .stack import Stack
 
 SEQ = re.compile(r'data-board-seq="(\d+)"')
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
 FLASH = re.compile(r'<div id="flash"[^>]*>(.*?)</div>', re.S)
-
-
-class Browser:
-    """HTTP with a cookie jar, as a browser would: CSRF token from the form, session cookie kept."""
-
-    def __init__(self, stack: Stack) -> None:
-        self.stack = stack
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def cookie(self, name: str) -> str:
-        for cookie in self.jar:
-            if cookie.name == name:
-                return str(cookie.value)
-        raise AssertionError(f"no {name} cookie")
-
-    def get(self, path: str) -> tuple[str, bytes]:
-        with self.opener.open(self.stack.origin + path, timeout=15) as response:
-            return response.geturl(), response.read()
-
-    def post(self, path: str, form_page: str, fields: dict[str, str]) -> tuple[str, bytes]:
-        _url, page = self.get(form_page)
-        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        assert token, "no CSRF token on " + form_page
-        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1).decode(), **fields}).encode()
-        request = urllib.request.Request(
-            self.stack.origin + path,
-            data=data,
-            headers={"Origin": self.stack.origin, "Referer": self.stack.origin + form_page},
-        )
-        with self.opener.open(request, timeout=15) as response:
-            return response.geturl(), response.read()
-
-    def login(self, username: str) -> None:
-        url, _page = self.post(
-            "/accounts/login/", "/accounts/login/", {"username": username, "password": PASSWORD, "next": "/"}
-        )
-        assert urllib.parse.urlsplit(url).path == "/", f"login failed: landed on {url}"
-        self.cookie("sessionid")
-
-    def create_table(self, size: int, stake: int) -> int:
-        url, _page = self.post("/mesas/nueva/", "/", {"size": str(size), "stake": str(stake)})
-        match = re.fullmatch(r"/mesa/(\d+)/", urllib.parse.urlsplit(url).path)
-        assert match, f"creating a table landed on {url}"
-        return int(match.group(1))
 
 
 @dataclass

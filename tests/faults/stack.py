@@ -27,7 +27,6 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 CONF = ROOT / "deploy" / "supervisord.conf"
-PASSWORD = "cuarenta-bazas-2025"
 
 #: Settings the stack must not inherit from the suite's own environment.
 DROPPED = {

@@ -29,6 +29,7 @@ from browser import pages
 from browser.conftest import chromium, no_page_errors  # noqa: F401 (fixtures: the browser, the error watch)
 from browser.pages import BrowserPerson
 from browser.test_play_in_browser import WATCH_BOARD, board_seq, click_move, round_number, wait_for_newer_board
+from live.wsclient import PASSWORD
 
 from games.engine import replay, schedule
 
@@ -48,7 +49,7 @@ SIZE = 3
 #: The smallest stake, so that the chips go through the pot and back out.
 STAKE = 100
 USERNAME = "nuria"
-PASSWORD = "cuarenta-bazas-2025"
+
 GAME_TIMEOUT = 240.0  # seconds for the whole game (about a minute on an idle machine)
 VIEWPORT = {"width": 1280, "height": 900}
 CARD_NAME = re.compile(r"^(as|[2-7]|sota|caballo|rey) de (oros|copas|espadas|bastos)$")

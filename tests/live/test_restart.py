@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import http.cookiejar
 import json
 import os
 import re
@@ -30,11 +29,10 @@ import pytest
 from games.engine import replay
 from games.engine.snapshot import load
 
-from .wsclient import WebSocket
+from .wsclient import PASSWORD, Browser, WebSocket
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = Path(sys.executable)
-PASSWORD = "cuarenta-bazas-2025"
 SEQ = re.compile(r'data-board-seq="(\d+)"')
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
 FLASH = re.compile(r'<div id="flash"[^>]*>(.*?)</div>', re.S)
@@ -121,51 +119,6 @@ class Server:
             self.process.wait(timeout=10)
         with open(self.log_path, "ab") as log:
             log.write(b"\n==== killed (SIGKILL) ====\n")
-
-
-class Browser:
-    """HTTP with a cookie jar, as a browser would: CSRF token from the form, session cookie kept."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def cookie(self, name: str) -> str:
-        for cookie in self.jar:
-            if cookie.name == name:
-                return str(cookie.value)
-        raise AssertionError(f"no {name} cookie")
-
-    def get(self, path: str) -> tuple[str, bytes]:
-        with self.opener.open(self.server.origin + path, timeout=15) as response:
-            return response.geturl(), response.read()
-
-    def post(self, path: str, form_page: str, fields: dict[str, str]) -> tuple[str, bytes]:
-        _url, page = self.get(form_page)
-        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        assert token, "no CSRF token on " + form_page
-        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1).decode(), **fields}).encode()
-        request = urllib.request.Request(
-            self.server.origin + path,
-            data=data,
-            headers={"Origin": self.server.origin, "Referer": self.server.origin + form_page},
-        )
-        with self.opener.open(request, timeout=15) as response:
-            return response.geturl(), response.read()
-
-    def login(self, username: str) -> None:
-        url, _page = self.post(
-            "/accounts/login/", "/accounts/login/", {"username": username, "password": PASSWORD, "next": "/"}
-        )
-        assert urllib.parse.urlsplit(url).path == "/", f"login failed: landed on {url}"
-        self.cookie("sessionid")
-
-    def create_table(self, size: int) -> int:
-        url, _page = self.post("/mesas/nueva/", "/", {"size": str(size)})
-        match = re.fullmatch(r"/mesa/(\d+)/", urllib.parse.urlsplit(url).path)
-        assert match, f"creating a table landed on {url}"
-        return int(match.group(1))
 
 
 class TableTab:
