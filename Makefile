@@ -85,3 +85,13 @@ status:
 
 logs:
 	deploy/pocha.sh logs
+
+# Open-loop load against the running stack (`make up` first, with the same PORT, DATABASE_URL, REDIS_URL and
+# POCHA_VAR): LOAD_TABLES tables of four socket clients, one move per table every LOAD_PERIOD s on average,
+# for LOAD_DURATION s (benchmarks/load/README.md).
+LOAD_TABLES   ?= 30
+LOAD_PERIOD   ?= 3
+LOAD_DURATION ?= 40
+.PHONY: bench-load
+bench-load: venv
+	$(BIN)/python benchmarks/load/run.py --port $(PORT) --tables $(LOAD_TABLES) --period $(LOAD_PERIOD) --duration $(LOAD_DURATION)
