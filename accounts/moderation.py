@@ -63,6 +63,12 @@ def log(moderator: Any, obj: Model, message: str) -> LogEntry:
 # -- suspension ----------------------------------------------------------------------------
 
 
+def lock_user_row(user_id: int) -> None:
+    """Lock the person's user row until the caller's transaction ends (the lock every seat a person takes,
+    and every suspension, is taken under)."""
+    list(get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
+
+
 def suspension_reason(user_id: int | None, *, lock: bool = False) -> str | None:
     """Why the person is suspended, or None if they are not.
 
@@ -71,7 +77,7 @@ def suspension_reason(user_id: int | None, *, lock: bool = False) -> str | None:
     if user_id is None:
         return None
     if lock:
-        list(get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
+        lock_user_row(user_id)
     row = Profile.objects.filter(user_id=user_id).values_list("suspended_at", "suspended_reason").first()
     if row is None or row[0] is None:
         return None

@@ -205,7 +205,7 @@ def _lock_person(user: User) -> None:
     that is not a rematch, ``do_quick_play``).  A rematch keeps its module's order — the finished
     table, the rematch, then the person — and touches no table those take: they lock only waiting
     tables that are not rematches, it locks a finished table and a rematch."""
-    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+    moderation.lock_user_row(user.pk)
 
 
 def do_create_table(
