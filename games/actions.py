@@ -27,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts import ledger, moderation
 from accounts.models import Account, Profile
 from accounts.models import Transaction as LedgerTransaction
-from games import access, push, timers
+from games import access, push, selectors, timers
 from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, levels
 from games.engine.snapshot import dump, load
 from games.engine.view import SeatView, seat_view
@@ -95,7 +95,14 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
     """Save ``fields`` and bump ``seq`` if nobody else did; schedule the push after commit.
     ``pause``: seconds everyone gets to look at the table (a completed trick) before the next move."""
     fields["seq"] = old_seq + 1
-    fields["due_at"], fields["turn_deadline"] = _due_at(table, fields, pause)
+    # A game in play: its seats, read once here (after every change to them in this transaction), give the
+    # clock its seat to move and, with the table, the snapshot every viewer's board is drawn from.
+    seats, spectators = (
+        selectors.seats_and_spectators(table.pk)
+        if fields.get("status", table.status) == Table.Status.PLAYING
+        else (None, 0)
+    )
+    fields["due_at"], fields["turn_deadline"] = _due_at(table, fields, pause, seats)
     updated = Table.objects.filter(pk=table.pk, seq=old_seq).update(**fields)
     if updated != 1:  # cannot happen under the row lock; refuse rather than lose a move
         raise ActionError("stale", _("La mesa ha cambiado mientras jugabas."), resync=True)
@@ -103,7 +110,8 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
         setattr(table, name, value)
     changed = Changed(table.pk, old_seq + 1)
     due = table.due_at
-    transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq))
+    snapshot = selectors.pack_snapshot(table, seats, spectators) if seats is not None else None
+    transaction.on_commit(lambda: push.table_changed(changed.table_id, changed.seq, snapshot=snapshot))
     if table.rematch_of_id is not None and (table.status == Table.Status.WAITING or "status" in fields):
         # the finished game's screen shows who is at its rematch, and whether it started
         old_id = table.rematch_of_id
@@ -113,7 +121,8 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
             )
         )
     if due is not None:
-        transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due))
+        person = table.turn_deadline is not None  # a person's turn clock (not a bot, nor away)
+        transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due, person=person))
     return changed
 
 
@@ -125,7 +134,9 @@ def _turn_seconds(table: Table, phase: str) -> int:
     return table.card_seconds
 
 
-def _due_at(table: Table, fields: dict[str, Any], pause: float = 0.0) -> tuple[datetime | None, datetime | None]:
+def _due_at(
+    table: Table, fields: dict[str, Any], pause: float = 0.0, seats: list[Seat] | None = None
+) -> tuple[datetime | None, datetime | None]:
     """(when the table's next automatic step is due, the turn clock's deadline) after this change.
 
     The server sets the pace: after a completed trick nobody (no bot, no clock) moves on before
@@ -146,7 +157,10 @@ def _due_at(table: Table, fields: dict[str, Any], pause: float = 0.0) -> tuple[d
     turn = fields.get("turn_seat", table.turn_seat)
     if turn is None:
         return None, None
-    seat = Seat.objects.filter(table_id=table.pk, position=turn).first()
+    if seats is not None:
+        seat = next((s for s in seats if s.position == turn), None)
+    else:
+        seat = Seat.objects.filter(table_id=table.pk, position=turn).first()
     if seat is None:
         return None, None
     if seat.is_bot or seat.away:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
-from games import access, actions, presence, push, selectors, talk
+from games import access, actions, presence, push, selectors, talk, timers
+from games.hotpath import db
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ class TableConsumer(AsyncWebsocketConsumer):
     user_id: int | None
     language: str
     sent_seq: int
+    #: How many rounds' results this socket's scoreboard shows (None: unknown, draw it).
+    shown_rounds: int | None = None
     #: This socket's row is written (it counts as showing the table, and its person as present).
     watching = False
     #: The groups this socket has joined (discarded on the way out).
@@ -88,11 +91,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         # Join the person's group before looking at their suspension: one written in between is then
         # either seen here or heard there.
         await self.join(push.user_group(self.user_id))
-        reason = await database_sync_to_async(moderation.suspension_reason)(self.user_id)
+        reason = await db(moderation.suspension_reason, self.user_id)
         if reason is not None:
             await self.refuse_suspended(reason)
             return
-        if not await database_sync_to_async(access.can_view_id)(self.table_id, self.user):
+        if not await db(access.can_view_id, self.table_id, self.user):
             # A private table is, to anyone not at it, a table that does not exist.
             await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
             return
@@ -100,7 +103,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         # pushed for everyone else does not come back to this socket, whose first board (drawn after
         # joining, so no change is missed) already counts it.
         try:
-            await database_sync_to_async(presence.open_socket)(self.table_id, self.user_id, self.channel_name)
+            await db(presence.open_socket, self.table_id, self.user_id, self.channel_name)
         except actions.ActionError as error:  # too many sockets: nothing was written
             await self.refuse(error, 4429)
             return
@@ -139,7 +142,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         if self.watching:
             self.watching = False
             try:
-                await database_sync_to_async(presence.close_socket)(self.channel_name)
+                await db(presence.close_socket, self.channel_name)
             except Exception:  # the process's next beats delete the row (``presence.check_own_rows``)
                 log.exception("table %s: presence update failed", self.table_id)
 
@@ -166,11 +169,11 @@ class TableConsumer(AsyncWebsocketConsumer):
                 await self.send_board(force=True)
                 return
             if action is not None:
-                await database_sync_to_async(actions.do_action)(self.table_id, self.user, action, seq)
+                await db(actions.do_action, self.table_id, self.user, action, seq)
             else:
-                await database_sync_to_async(actions.ACTIONS_BY_VERB[verb])(self.table_id, self.user, seq)
+                await db(actions.ACTIONS_BY_VERB[verb], self.table_id, self.user, seq)
                 if verb == "sit":  # a seat taken from an open socket: its person is present at once
-                    await database_sync_to_async(presence.refresh)(self.table_id, self.user_id)
+                    await db(presence.refresh, self.table_id, self.user_id)
         except actions.ActionError as error:
             await self.answer(error)
         except Exception:
@@ -190,8 +193,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         """A preset phrase from a person seated here, to everyone at the table; errors to the sender alone."""
         try:
             phrase = talk.parse_phrase(value)
-            position = await database_sync_to_async(talk.check_say)(self.table_id, self.user_id)
-            if not await database_sync_to_async(talk.allow)(self.user_id):
+            position = await db(talk.check_say, self.table_id, self.user_id)
+            if not await db(talk.allow, self.user_id):
                 raise talk.too_many()
             await self.channel_layer.group_send(
                 push.table_group(self.table_id), {"type": "table.talk", "seat": position, "phrase": phrase}
@@ -210,7 +213,7 @@ class TableConsumer(AsyncWebsocketConsumer):
                 return
             names: dict[int, str] = getattr(self, "seat_names", None) or {}
             if seat not in names:
-                name = await database_sync_to_async(talk.seat_name)(self.table_id, seat)
+                name = await db(talk.seat_name, self.table_id, seat)
                 if name is None:
                     return
                 names[seat] = name
@@ -235,21 +238,95 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.seat_names = None  # seats change only with the table: names are read again at the next phrase
         try:
             seq = int(event.get("seq", 0))
-            if seq > self.sent_seq or (event.get("force") and seq == self.sent_seq):
-                await self.send_board(force=True)
+            timers.saw_seq(self.table_id, seq)
+            force = bool(event.get("force"))
+            if seq > self.sent_seq or (force and seq == self.sent_seq):
+                snapshot = await shared_snapshot(
+                    self.table_id, seq, str(event.get("id", "")) if force else None, event.get("snapshot")
+                )
+                await self.send_board(force=True, snapshot=snapshot)
         except Exception:  # a board not drawn is caught up at the next change or resync; a consumer lost is not
             log.exception("table %s: redraw at seq %s failed", getattr(self, "table_id", None), event.get("seq"))
 
-    async def send_board(self, force: bool = False) -> bool:
-        rendered = await database_sync_to_async(selectors.render_board)(self.table_id, self.user_id, self.language)
+    async def send_board(self, force: bool = False, snapshot: selectors.Snapshot | None = None) -> bool:
+        """Draw this viewer's board: from ``snapshot`` when given (a game in play is drawn right here, with
+        no database access), else read afresh."""
+        rendered = None
+        rounds = None
+        if snapshot is not None:
+            try:
+                rendered = selectors.render_snapshot(snapshot, self.user_id, self.language, self.shown_rounds)
+                rounds = selectors.rounds_done(snapshot)
+            except Exception:  # drawn the slow way below rather than not at all
+                log.exception("table %s: drawing from the shared snapshot failed", self.table_id)
+        if rendered is None:
+            rendered = await db(selectors.render_board, self.table_id, self.user_id, self.language, snapshot)
+            rounds = None  # a whole board: the scoreboard is in it (and the next push draws it again)
         if rendered is None:
             return False
         seq, html = rendered
         if seq > self.sent_seq or force:
             self.sent_seq = seq
+            # A push leaves the scoreboard out while the page's is still right (``render_snapshot``).
+            self.shown_rounds = rounds if rounds is not None else None
             await self.send(text_data=html)
         return True
 
     async def send_error(self, error: actions.ActionError) -> None:
         html = selectors.render_flash(error.message(self.language), getattr(self, "sent_seq", None), self.language)
         await self.send(text_data=html)
+
+
+# -- one read per change per process ---------------------------------------------------------------
+#
+# Every socket of this process showing a table gets the same ``table.changed`` event; the first to handle
+# it reads the table (``selectors.load_snapshot``) and the others wait for that read instead of making
+# their own.  A snapshot serves an event at its seq or below (a newer board is never wrong); a forced
+# redraw (something visible changed at the same seq) carries an id, and is served only by a snapshot
+# read for that id.
+
+_snapshots: dict[int, tuple[int, str | None, asyncio.Future[selectors.Snapshot | None]]] = {}
+#: How long a snapshot is kept after its read (events reach every socket within a few milliseconds).
+SNAPSHOT_SECONDS = 2.0
+
+
+async def shared_snapshot(
+    table_id: int, seq: int, force_id: str | None = None, packed: dict[str, Any] | None = None
+) -> selectors.Snapshot | None:
+    """The table's snapshot for an event at ``seq``: the one this process has already (for this seq or a
+    later one), else the one the event carries (``packed``), else read once from the database."""
+    entry = _snapshots.get(table_id)
+    if entry is not None:
+        cached_seq, cached_force, future = entry
+        if (force_id is None and cached_seq >= seq) or (force_id is not None and cached_force == force_id):
+            return await asyncio.shield(future)
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    key = (seq, force_id, future)
+    _snapshots[table_id] = key
+    try:
+        snapshot: selectors.Snapshot | None = None
+        if packed is not None and force_id is None:
+            try:
+                snapshot = selectors.unpack_snapshot(packed)
+            except Exception:  # (a process of another version sent it, say): read it instead
+                log.exception("table %s: the snapshot pushed for seq %s could not be read", table_id, seq)
+        if snapshot is None:
+            snapshot = await db(selectors.load_snapshot, table_id)
+    except BaseException as error:
+        if _snapshots.get(table_id) is key:
+            del _snapshots[table_id]
+        future.set_exception(error)
+        future.exception()  # retrieved: the waiters (if any) get it too
+        raise
+    future.set_result(snapshot)
+    if snapshot is not None and _snapshots.get(table_id) is key:
+        _snapshots[table_id] = (max(seq, snapshot.seq), force_id, future)
+        key = _snapshots[table_id]
+    loop.call_later(SNAPSHOT_SECONDS, _forget_snapshot, table_id, key)
+    return snapshot
+
+
+def _forget_snapshot(table_id: int, key: object) -> None:
+    if _snapshots.get(table_id) is key:
+        del _snapshots[table_id]

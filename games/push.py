@@ -1,13 +1,29 @@
-"""Group names and the events sent over the channel layer (small typed events; HTML is rendered per viewer)."""
+"""Group names and the events sent over the channel layer (small typed events; HTML is rendered per viewer).
+
+A push is sent after commit.  From a plain thread (an HTTP view, the Celery worker) it is sent at once
+with ``async_to_sync``; inside ``collecting()`` (the socket path's database calls, ``games.hotpath``) it
+is kept, and the caller on the event loop sends it with ``await send_events(...)``, so the database
+thread never waits for the loop.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
+
+#: (group, message) for the channel layer's ``group_send``.
+Event = tuple[str, dict[str, Any]]
+
+_local = threading.local()
 
 
 def table_group(table_id: int) -> str:
@@ -19,24 +35,59 @@ def user_group(user_id: int) -> str:
     return f"user-{user_id}"
 
 
-def account_suspended(user_id: int, reason: str) -> None:
-    """Tell every open socket of a person just suspended to say why and close (call after commit)."""
+@contextmanager
+def collecting() -> Iterator[list[Event]]:
+    """Within this block (on this thread), pushes are appended to the list yielded instead of sent."""
+    previous = getattr(_local, "events", None)
+    events: list[Event] = []
+    _local.events = events
+    try:
+        yield events
+    finally:
+        _local.events = previous
+
+
+async def send_events(events: list[Event]) -> None:
+    """Send collected pushes from the event loop, in order (a failure is logged and skipped)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    for group, message in events:
+        try:
+            await layer.group_send(group, message)
+        except Exception:  # a failed push must not undo a committed move; clients resync on reconnect
+            log.exception("push to %s failed", group)
+
+
+def _send(group: str, message: dict[str, Any]) -> None:
+    events = getattr(_local, "events", None)
+    if events is not None:
+        events.append((group, message))
+        return
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(user_group(user_id), {"type": "account.suspended", "reason": reason})
-    except Exception:  # the suspension stands: every later action and connection is refused anyway
-        log.exception("push of user %s's suspension failed", user_id)
-
-
-def table_changed(table_id: int, seq: int, *, force: bool = False) -> None:
-    """Tell everyone watching the table that it is now at ``seq`` (call after commit).
-    ``force``: something visible changed without a move (a player's connection), redraw at the same seq."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(table_group(table_id), {"type": "table.changed", "seq": seq, "force": force})
+        async_to_sync(layer.group_send)(group, message)
     except Exception:  # a failed push must not undo a committed move; clients resync on reconnect
-        log.exception("push of table %s seq %s failed", table_id, seq)
+        log.exception("push to %s failed", group)
+
+
+def account_suspended(user_id: int, reason: str) -> None:
+    """Tell every open socket of a person just suspended to say why and close (call after commit).
+    The suspension stands even if this fails: every later action and connection is refused anyway."""
+    _send(user_group(user_id), {"type": "account.suspended", "reason": reason})
+
+
+def table_changed(table_id: int, seq: int, *, force: bool = False, snapshot: dict[str, Any] | None = None) -> None:
+    """Tell everyone watching the table that it is now at ``seq`` (call after commit).
+    ``force``: something visible changed without a move (a player's connection), redraw at the same seq.
+    ``snapshot``: the table as the change left it (``selectors.pack_snapshot``), so that no process reads
+    it again to draw the boards.  It holds the whole engine state: it travels between server processes
+    only, and each socket draws its own viewer's board from it through the engine's seat view."""
+    message: dict[str, Any] = {"type": "table.changed", "seq": seq, "force": force}
+    if force:  # each forced redraw is read afresh once per process (``consumers.shared_snapshot``)
+        message["id"] = uuid.uuid4().hex
+    if snapshot is not None:
+        message["snapshot"] = snapshot
+    _send(table_group(table_id), message)

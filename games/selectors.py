@@ -7,11 +7,17 @@ seat view, so a card that is not the viewer's cannot reach their page.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import Any, TypeVar
 
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connection
+from django.db.models import DateTimeField, Model
+from django.db.models.expressions import RawSQL
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, override
 
@@ -21,6 +27,8 @@ from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatVie
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
 from games.models import Seat, Table
+
+M = TypeVar("M", bound=Model)
 
 SUIT_SYMBOLS = {Suit.OROS: "✹", Suit.COPAS: "♥", Suit.ESPADAS: "⚔", Suit.BASTOS: "♣"}
 RANK_LABELS = {1: "1", 10: "10", 11: "11", 12: "12"}
@@ -39,13 +47,27 @@ def suit_name(suit: Suit, language: str) -> str:
 
 
 def card_ctx(card: Card, language: str) -> dict[str, Any]:
-    return {
+    ctx: dict[str, Any] = {
         "code": str(card),
         "rank": card.rank,
         "suit": card.suit.value,
         "symbol": SUIT_SYMBOLS[card.suit],
         "name": card_name(card, language),
     }
+    ctx["face"] = card_face(ctx)
+    return ctx
+
+
+_faces: dict[str, SafeString] = {}
+
+
+def card_face(card: dict[str, Any]) -> SafeString:
+    """The card's picture (``games/_card.html``), drawn once per card and process: the same 40 pictures
+    are on every board, and drawing them was a third of a board's rendering."""
+    face = _faces.get(card["code"])
+    if face is None:
+        face = _faces[card["code"]] = mark_safe(render_to_string("games/_card.html", {"card": card}).strip())  # noqa: S308
+    return face
 
 
 @dataclass
@@ -54,8 +76,15 @@ class Viewer:
     language: str
 
 
-def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, Any]:
-    """Everything the table page shows this viewer, and nothing it must not."""
+def board_context(
+    table: Table,
+    seats: list[Seat],
+    viewer: Viewer,
+    spectators: int | None = None,
+    game: GameState | None = None,
+) -> dict[str, Any]:
+    """Everything the table page shows this viewer, and nothing it must not.  ``spectators``: the count
+    if the caller read it already (``load_snapshot``), else it is read here."""
     lang = viewer.language
     my_seat = next((s for s in seats if viewer.user_id is not None and s.user_id == viewer.user_id), None)
     by_pos = {s.position: s for s in seats}
@@ -80,11 +109,12 @@ def board_context(table: Table, seats: list[Seat], viewer: Viewer) -> dict[str, 
         "table_texts": table_texts,  # a callable: only the page (not each push) asks for it
         "hold_ms": int(settings.POCHA_TRICK_HOLD * 1000),
         # people watching who have no seat here (each of their sockets is a Watcher row)
-        "spectators": watchers.spectators(table.pk),
+        "spectators": watchers.spectators(table.pk) if spectators is None else spectators,
         # table talk: only people seated here speak; the page draws the phrases once (a callable)
         "phrases": (lambda: talk.phrases_context(lang)) if my_seat is not None and not my_seat.is_bot else [],
     }
-    game = game_state(table)
+    if game is None:
+        game = game_state(table)
     if game is None:
         anchor = my_seat.position if my_seat is not None else 0
         ctx["n"] = table.size
@@ -359,14 +389,134 @@ def table_texts() -> dict[str, str]:
     }
 
 
-def render_board(table_id: int, user_id: int | None, language: str) -> tuple[int, str] | None:
-    """This viewer's board fragments at the table's current seq, or None if the table is gone."""
+@dataclass(frozen=True)
+class Snapshot:
+    """What every viewer's board at one seq is drawn from, read once and shared by every socket of a
+    process showing the table (``games.consumers``): made by the change itself and carried in its push
+    (``pack_snapshot``), or read (``load_snapshot``).  It holds the whole engine state, so it never leaves
+    the server: each viewer's context is built from it through the engine's seat view."""
+
+    table: Table
+    seats: tuple[Seat, ...]
+    spectators: int
+
+    @property
+    def seq(self) -> int:
+        return self.table.seq
+
+    @cached_property
+    def game(self) -> GameState | None:
+        """The engine state, parsed once for every viewer (``seat_view`` does not change it)."""
+        return game_state(self.table)
+
+
+#: How many distinct people have a socket showing the table (``%s``, or a column) and no seat at it.
+SPECTATORS_SQL = (
+    "SELECT COUNT(DISTINCT w.user_id) FROM games_watcher w WHERE w.table_id = {table} AND NOT EXISTS "
+    "(SELECT 1 FROM games_seat s WHERE s.table_id = w.table_id AND s.user_id = w.user_id)"
+)
+
+
+def seats_and_spectators(table_id: int) -> tuple[list[Seat], int]:
+    """The table's seats, and its number of spectators (``watchers.spectators``), in one query."""
+    seats = list(
+        Seat.objects.filter(table_id=table_id).annotate(
+            table_spectators=RawSQL(SPECTATORS_SQL.format(table='"games_seat"."table_id"'), ())
+        )
+    )
+    if seats:
+        return seats, int(seats[0].table_spectators)
+    with connection.cursor() as cursor:  # no seat (yet): the count alone
+        cursor.execute(SPECTATORS_SQL.format(table="%s"), [table_id])
+        row = cursor.fetchone()
+    return seats, int(row[0]) if row else 0
+
+
+def load_snapshot(table_id: int) -> Snapshot | None:
+    """The table, its seats and its number of spectators, in two queries; None if the table is gone."""
     table = Table.objects.filter(pk=table_id).first()
     if table is None:
         return None
-    seats = list(Seat.objects.filter(table_id=table_id))
+    seats, spectators = seats_and_spectators(table_id)
+    return Snapshot(table, tuple(seats), spectators)
+
+
+def _pack_row(instance: Model) -> list[Any]:
+    values = []
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        if isinstance(value, datetime):
+            value = value.timestamp()
+        values.append(value)
+    return values
+
+
+def _unpack_row(model: type[M], values: list[Any]) -> M:
+    fields = model._meta.concrete_fields
+    if len(values) != len(fields):
+        raise ValueError(f"{model.__name__}: {len(values)} values for {len(fields)} fields")
+    values = [
+        datetime.fromtimestamp(value, tz=UTC) if value is not None and isinstance(field, DateTimeField) else value
+        for field, value in zip(fields, values, strict=True)
+    ]
+    return model.from_db(DEFAULT_DB_ALIAS, None, values)
+
+
+def pack_snapshot(table: Table, seats: list[Seat], spectators: int) -> dict[str, Any]:
+    """The snapshot as plain data for the channel layer's message (server to server only)."""
+    return {"table": _pack_row(table), "seats": [_pack_row(seat) for seat in seats], "spectators": spectators}
+
+
+def unpack_snapshot(data: dict[str, Any]) -> Snapshot:
+    return Snapshot(
+        _unpack_row(Table, data["table"]),
+        tuple(_unpack_row(Seat, values) for values in data["seats"]),
+        int(data["spectators"]),
+    )
+
+
+def render_snapshot(
+    snapshot: Snapshot, user_id: int | None, language: str, shown_rounds: int | None = None
+) -> tuple[int, str] | None:
+    """This viewer's board fragments from ``snapshot`` with no database access, for a game in play (the
+    per-move path: it may run on the event loop); None for any other status, whose board also shows the
+    viewer's chips or the rematch (``render_board`` reads those).
+
+    ``shown_rounds``: how many rounds' results the viewer's scoreboard shows already; if that is still
+    right, the scoreboard (most of a late board's size and drawing) is left out and the page keeps its own."""
+    if snapshot.table.status != Table.Status.PLAYING:
+        return None
     with override(language):
-        ctx = board_context(table, seats, Viewer(user_id, language))
+        ctx = board_context(
+            snapshot.table, list(snapshot.seats), Viewer(user_id, language), snapshot.spectators, snapshot.game
+        )
+        ctx["oob"] = True
+        ctx["scores_unchanged"] = shown_rounds is not None and shown_rounds == rounds_done(snapshot)
+        html = render_to_string("games/_board.html", ctx)
+    return snapshot.seq, html
+
+
+def rounds_done(snapshot: Snapshot) -> int | None:
+    """How many rounds' results the snapshot's scoreboard shows (None: no game yet)."""
+    game = snapshot.game
+    return None if game is None else len(game.results)
+
+
+def render_board(
+    table_id: int, user_id: int | None, language: str, snapshot: Snapshot | None = None
+) -> tuple[int, str] | None:
+    """This viewer's board fragments at the table's current seq (or ``snapshot``'s), or None if the table
+    is gone."""
+    if snapshot is None:
+        snapshot = load_snapshot(table_id)
+        if snapshot is None:
+            return None
+    rendered = render_snapshot(snapshot, user_id, language)
+    if rendered is not None:
+        return rendered
+    table = snapshot.table
+    with override(language):
+        ctx = board_context(table, list(snapshot.seats), Viewer(user_id, language), snapshot.spectators)
         ctx["oob"] = True
         if user_id is not None and table.status != Table.Status.PLAYING:
             # Chips move when people sit, stand, start, finish or cancel: redraw the header's count then.

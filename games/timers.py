@@ -31,7 +31,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
@@ -45,6 +44,7 @@ THINKING_THREADS = 2
 _loop: asyncio.AbstractEventLoop | None = None
 _sweeper: asyncio.Task[None] | None = None
 _keeper: asyncio.Task[None] | None = None
+_watcher: asyncio.Task[None] | None = None
 _thinkers: ThreadPoolExecutor | None = None
 _thinkers_lock = threading.Lock()
 #: Steps (table, seq) being run on this loop: the timer and the sweeper finding the same step think once.
@@ -58,23 +58,31 @@ def celery_clock() -> bool:
 def bind_loop() -> None:
     """Called from the ASGI application: remember the server's loop and start on it the process's
     presence beat, and (without Celery) the sweeper of overdue steps."""
-    global _loop, _sweeper, _keeper
-    from games import presence
+    global _loop, _sweeper, _keeper, _watcher
+    from games import capacity, presence
 
     loop = asyncio.get_running_loop()
     if _loop is not loop:
         _running.clear()  # steps left on a loop that is gone will never finish there
+        _armed.clear()
         presence.forget_local()  # and its sockets are gone with it
-        _loop, _sweeper, _keeper = loop, None, None
+        _loop, _sweeper, _keeper, _watcher = loop, None, None, None
     if _keeper is None or _keeper.done():
         _keeper = loop.create_task(presence.keep_alive(), context=contextvars.Context())
+    if _watcher is None or _watcher.done():
+        _watcher = loop.create_task(capacity.watch(), context=contextvars.Context())
     if not celery_clock() and (_sweeper is None or _sweeper.done()):
         _sweeper = loop.create_task(_sweep_forever(), context=contextvars.Context())
 
 
-def arm(table_id: int, seq: int, due: datetime) -> None:
-    """Run ``do_due(table_id, seq)`` at ``due`` (called after commit)."""
-    if celery_clock():
+def arm(table_id: int, seq: int, due: datetime, *, person: bool = False) -> None:
+    """Run ``do_due(table_id, seq)`` at ``due`` (called after commit).  ``person``: the step is a person's
+    turn clock, which their own move nearly always beats: in a server process it is a timer on the
+    process's own loop, cancelled as soon as the table moves on (no Celery task per move, no second wave
+    of work when the clock would have run out); the sweepers play it if this process dies first."""
+    loop = _loop
+    in_server = loop is not None and not loop.is_closed()
+    if celery_clock() and not (person and in_server):
         from games.tasks import run_due
 
         try:
@@ -87,7 +95,6 @@ def arm(table_id: int, seq: int, due: datetime) -> None:
                 exc_info=True,
             )
         return
-    loop = _loop
     if loop is None or loop.is_closed():
         return  # no server loop in this process (a management command): the sweeper will catch it
     delay = max(0.0, (due - timezone.now()).total_seconds())
@@ -95,12 +102,33 @@ def arm(table_id: int, seq: int, due: datetime) -> None:
     loop.call_soon_threadsafe(_call_later, loop, delay, table_id, seq, context=contextvars.Context())
 
 
+#: The timer armed on this loop for each table: (its seq, its handle).  One per table: a newer step
+#: replaces it, and a change seen at a higher seq (``saw_seq``) cancels it.
+_armed: dict[int, tuple[int, asyncio.TimerHandle]] = {}
+
+
 def _call_later(loop: asyncio.AbstractEventLoop, delay: float, table_id: int, seq: int) -> None:
-    loop.call_later(
-        delay,
-        lambda: loop.create_task(run_due_async(table_id, seq), context=contextvars.Context()),
-        context=contextvars.Context(),
-    )
+    armed = _armed.get(table_id)
+    if armed is not None:
+        if armed[0] > seq:
+            return  # a newer step is armed already
+        armed[1].cancel()
+
+    def fire() -> None:
+        if _armed.get(table_id, (None,))[0] == seq:
+            del _armed[table_id]
+        loop.create_task(run_due_async(table_id, seq), context=contextvars.Context())
+
+    _armed[table_id] = (seq, loop.call_later(delay, fire, context=contextvars.Context()))
+
+
+def saw_seq(table_id: int, seq: int) -> None:
+    """The table is at ``seq`` (a change pushed to this process): a timer armed here for an earlier seq
+    would find nothing to do, so it is cancelled now (on the loop)."""
+    armed = _armed.get(table_id)
+    if armed is not None and armed[0] < seq:
+        armed[1].cancel()
+        del _armed[table_id]
 
 
 def thinking_pool() -> ThreadPoolExecutor:
@@ -116,16 +144,17 @@ async def run_due_async(table_id: int, seq: int) -> None:
     """``do_due`` on the server's loop: the two short transactions on the database thread, the bot's
     thinking in between on a thread of its own; the loop only waits."""
     from games.actions import Thinking, apply_due, prepare_due, think
+    from games.hotpath import db
 
     key = (table_id, seq)
     if key in _running:
         return  # already on its way (its timer and the sweeper both found it)
     _running.add(key)
     try:
-        step = await database_sync_to_async(prepare_due)(table_id, seq)
+        step = await db(prepare_due, table_id, seq)
         if isinstance(step, Thinking):
             action = await asyncio.get_running_loop().run_in_executor(thinking_pool(), think, step)
-            await database_sync_to_async(apply_due)(step, action)
+            await db(apply_due, step, action)
     except Exception:
         log.exception("due step of table %s at seq %s failed", table_id, seq)
     finally:
@@ -161,7 +190,9 @@ async def sweep_async(slack: float = 0.0) -> None:
     """One sweep on the server's loop: the overdue steps (by ``slack`` seconds at least) are looked up on
     the database thread, then each runs through ``run_due_async`` (so no bot thinks on the database
     thread here either)."""
-    overdue = await database_sync_to_async(overdue_steps)(slack=slack)
+    from games.hotpath import db
+
+    overdue = await db(overdue_steps, slack=slack)
     await asyncio.gather(*(run_due_async(table_id, seq) for table_id, seq in overdue))
 
 

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from accounts import ledger
 from accounts.models import Profile
-from games import access, actions, profiles, rematch, selectors
+from games import access, actions, capacity, profiles, rematch, selectors
 from games.engine import export_record
 from games.engine.levels import NORMAL
 from games.models import BOT_LEVEL_CHOICES, STAKES, Seat, Table
@@ -93,6 +93,7 @@ def lobby_tables(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@capacity.refuse_when_full
 def quick_play(request: HttpRequest) -> HttpResponse:
     try:
         table = actions.do_quick_play(request.user, _int(request, "size", 4), _int(request, "stake", 0))
@@ -104,6 +105,7 @@ def quick_play(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@capacity.refuse_when_full
 def create_table(request: HttpRequest) -> HttpResponse:
     try:
         table = actions.do_create_table(
@@ -117,6 +119,7 @@ def create_table(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@capacity.refuse_when_full
 def create_private_table(request: HttpRequest) -> HttpResponse:
     try:
         table = actions.do_create_private_table(

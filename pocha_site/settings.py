@@ -56,6 +56,10 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
 REDIS_SOCKET_TIMEOUT = 10
 
 
+#: Connections each process's channel layer may hold to Redis at once (Redis itself takes 10,000).
+REDIS_MAX_CONNECTIONS = 1000
+
+
 def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
     """The ``CHANNEL_LAYERS`` setting: Redis when ``REDIS_URL`` is set, else in-process memory."""
     redis_url = env.get("REDIS_URL")
@@ -66,7 +70,17 @@ def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
                 # Each consumer waits for its next event with a blocking pop of up to 5 s; redis-py 8
                 # gives sockets a 5 s read timeout by default, which fires first and kills every
                 # socket whose table stays quiet for 5 s.  Read timeout: longer than that wait.
-                "CONFIG": {"hosts": [{"address": redis_url, "socket_timeout": REDIS_SOCKET_TIMEOUT}]},
+                # redis-py's pool refuses a 101st concurrent command at once ("Too many connections"):
+                # hundreds of sockets closing together, or a burst of moves, need more.
+                "CONFIG": {
+                    "hosts": [
+                        {
+                            "address": redis_url,
+                            "socket_timeout": REDIS_SOCKET_TIMEOUT,
+                            "max_connections": REDIS_MAX_CONNECTIONS,
+                        }
+                    ]
+                },
             }
         }
     return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -351,6 +365,17 @@ POCHA_WAITING_TTL = float(ENV.get("POCHA_WAITING_TTL", "1800"))
 # Each ASGI process also sweeps overdue steps (besides Celery beat in services mode), so that no game
 # waits on one process; it leaves a step to its precise timer for this many seconds first.
 POCHA_SERVER_SWEEP_SLACK = float(ENV.get("POCHA_SERVER_SWEEP_SLACK", "1.0"))
+
+# Threads for the socket path's database calls in each server process, with PostgreSQL (games.hotpath);
+# each holds a connection of its own.  SQLite always uses one.
+POCHA_DB_THREADS = int(ENV.get("POCHA_DB_THREADS", "4"))
+
+# Load shedding (games.capacity): a server process whose event loop lags, or whose database thread makes
+# calls wait, by more than these many seconds (smoothed over about a second; 0 turns a limit off) refuses
+# new tables and quick play with «Sala llena» (HTTP 503, Retry-After) until both are under half again.
+POCHA_SHED_LOOP_LAG = float(ENV.get("POCHA_SHED_LOOP_LAG", "0.1"))
+POCHA_SHED_DB_WAIT = float(ENV.get("POCHA_SHED_DB_WAIT", "0.1"))
+POCHA_SHED_RETRY_AFTER = int(ENV.get("POCHA_SHED_RETRY_AFTER", "10"))
 
 # The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.
 CELERY_BEAT_SCHEDULE = {

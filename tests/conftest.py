@@ -41,3 +41,11 @@ def no_table_pauses(settings) -> None:
     on at once (the pacing tests and the browser tests set them back)."""
     settings.POCHA_TRICK_PAUSE = 0
     settings.POCHA_ROUND_PAUSE = 0
+
+
+@pytest.fixture(autouse=True)
+def no_load_shedding(settings) -> None:
+    """The suite's event loops run test code between awaits, which would read as lag: no process of the
+    suite sheds load (the shedding tests turn it on)."""
+    settings.POCHA_SHED_LOOP_LAG = 0
+    settings.POCHA_SHED_DB_WAIT = 0

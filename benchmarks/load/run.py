@@ -10,6 +10,12 @@ from $POCHA_VAR/secret_key unless SECRET_KEY is set): fresh accounts each run, a
 and T public 4-seat tables created and filled with ``games.actions`` (so they start), their turn clocks set
 to 30000 s so the clock never plays.  At the end every table of the run is called off (``do_admin_cancel``)
 before the sockets close, so no bot plays the abandoned games on into the next run.
+
+Other modes (README): ``--mode bare`` runs the same driver against a minimal Channels server of its own
+(benchmarks/load/bare, started and stopped here), ``--compare`` runs that and then the project with the same
+load and gives the ratios, ``--advance-rounds K`` plays K whole rounds of every table before the window, and
+``--ramp`` opens the tables over HTTP during the run at ``--ramp-rate`` tables/s and counts admissions and
+refusals.
 """
 
 from __future__ import annotations
@@ -28,17 +34,25 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.parse
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 SEQ = re.compile(rb'data-board-seq="(\d+)"')
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
 FLASH = re.compile(rb'<div id="flash"[^>]*>(.*?)</div>', re.S)
 GAME_ACTIONS = ("bid", "trump", "play")
 CLOCK_SECONDS = 30000  # PositiveSmallIntegerField: at most 32767
 TICK = os.sysconf("SC_CLK_TCK")
+PROJECT_WS_PATH = "/ws/mesa/{table}/"
+BARE_WS_PATH = "/ws/bare/{table}/{seat}/"
+ROLES = ("daphne", "celery_worker", "celery_beat")
+STATUS = re.compile(rb'data-status="(\w+)"')
 
 
 # -- the server's processes and PostgreSQL ------------------------------------------------------------
@@ -65,21 +79,30 @@ def _children(parents: set[int]) -> set[int]:
     return found
 
 
-def supervised_pids() -> dict[str, list[int]]:
-    """The stack's processes by role, from supervisorctl (with the same POCHA_VAR as `make up`)."""
+def stack_env() -> dict[str, str]:
+    """The environment `make up` gives supervisord (for supervisorctl to find the same one)."""
     env = dict(os.environ)
     env.setdefault("POCHA_ROOT", str(ROOT))
     env.setdefault("POCHA_BIN", str(ROOT / ".venv/bin"))
     env.setdefault("POCHA_VAR", str(ROOT / "var"))
     for name, value in {"BIND": "127.0.0.1", "PORT": "8000", "ASGI_PROCESSES": "2", "CELERY_CONCURRENCY": "2"}.items():
         env.setdefault(name, value)
+    return env
+
+
+def supervised_pids(
+    conf: Path = ROOT / "deploy/supervisord.conf", env: dict[str, str] | None = None
+) -> dict[str, list[int]]:
+    """The stack's processes by role, from supervisorctl (with the same POCHA_VAR as `make up`; or the bare
+    stack's config and environment)."""
+    env = env or stack_env()
     out = subprocess.run(
-        [env["POCHA_BIN"] + "/supervisorctl", "-c", str(ROOT / "deploy/supervisord.conf"), "status"],
+        [env.get("POCHA_BIN", str(ROOT / ".venv/bin")) + "/supervisorctl", "-c", str(conf), "status"],
         env=env,
         capture_output=True,
         text=True,
     ).stdout
-    roles: dict[str, list[int]] = {"daphne": [], "celery_worker": [], "celery_beat": []}
+    roles: dict[str, list[int]] = {role: [] for role in ROLES}
     for line in out.splitlines():
         match = re.match(r"(\S+)\s+RUNNING\s+pid (\d+)", line)
         if not match:
@@ -139,12 +162,27 @@ class Snapshot:
     at: float
     cpu: dict[str, dict[int, int]]  # role -> pid -> ticks
     pg: dict[str, int]
+    pg_at: float = 0.0  # when ``pg`` was read (later than ``at`` at a window's end: see ``settle_pg``)
+    pg_reads: int = 1  # the tool's own reads of the counters it took (each is two transactions)
 
 
 def snapshot(pg: Postgres, roles: dict[str, list[int]]) -> Snapshot:
     roles = {**roles, "postgres_backends": pg.backends()}
     cpu = {role: {pid: st[0] for pid in pids if (st := _stat(pid))} for role, pids in roles.items()}
-    return Snapshot(time.monotonic(), cpu, pg.counters())
+    at = time.monotonic()
+    return Snapshot(at, cpu, pg.counters(), at)
+
+
+#: PostgreSQL 15 sends an idle backend's statistics (pg_stat_database's counters) up to ~10 s late, so the
+#: counters are read this long after a burst (the sockets opening) or the end of a window.
+PG_FLUSH_S = 11.0
+
+
+async def settle_pg(pg: Postgres, s: Snapshot) -> None:
+    """Read the PostgreSQL counters of the window-end snapshot ``s`` again once every backend has sent them
+    (the CPU stays as read at ``s.at``)."""
+    await asyncio.sleep(max(0.0, s.at + PG_FLUSH_S - time.monotonic()))
+    s.pg, s.pg_at, s.pg_reads = pg.counters(), time.monotonic(), s.pg_reads + 1
 
 
 def cpu_delta(a: Snapshot, b: Snapshot) -> dict[str, float]:
@@ -231,15 +269,89 @@ class WebSocket:
         self.writer.close()
 
 
-# -- the load --------------------------------------------------------------------------------------
+# -- a small HTTP/1.1 client (the ramp's requests; one connection per request) ---------------------------
 
 
 @dataclass
-class Pending:
-    seq: int
-    sent: float
-    mover: int
-    seen: set[int] = field(default_factory=set)
+class Response:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+    def cookies(self) -> dict[str, str]:
+        found = {}
+        for k, v in self.headers:
+            if k.lower() == "set-cookie":
+                name, _, value = v.split(";", 1)[0].partition("=")
+                found[name.strip()] = value.strip().strip('"')
+        return found
+
+
+def _dechunk(body: bytes) -> bytes:
+    out, rest = b"", body
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out, rest = out + rest[:size], rest[size + 2 :]
+    return out
+
+
+async def http_request(
+    port: int, method: str, path: str, headers: dict[str, str], body: bytes = b"", timeout: float = 30.0
+) -> Response:
+    reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
+    try:
+        lines = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            "Connection: close",
+            f"Content-Length: {len(body)}",
+            *(f"{k}: {v}" for k, v in headers.items()),
+        ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        await writer.drain()
+        raw = await asyncio.wait_for(reader.read(), timeout)
+    finally:
+        writer.close()
+    head, _, content = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parsed = [(k.strip(), v.strip()) for k, _, v in (h.partition(":") for h in header_lines)]
+    response = Response(int(status_line.split()[1]), parsed, content)
+    if (response.header("Transfer-Encoding") or "").lower() == "chunked":
+        response.body = _dechunk(content)
+    return response
+
+
+def flashed_messages(cookie: str) -> str:
+    """The text of Django's ``messages`` cookie (signed, not encrypted: read without the key)."""
+    try:
+        data = cookie.replace("\\\\", "\\").split(":", 1)[0]
+        compressed = data.startswith(".")
+        raw = base64.urlsafe_b64decode(data.lstrip(".") + "=" * (-len(data.lstrip(".")) % 4))
+        if compressed:
+            raw = zlib.decompress(raw)
+        texts: list[str] = []
+
+        def walk(value: Any) -> None:
+            if isinstance(value, list):
+                if value and value[0] == "__json_message" and len(value) > 3:
+                    texts.append(str(value[3]))
+                else:
+                    for item in value:
+                        walk(item)
+
+        walk(json.loads(raw))
+        return " / ".join(texts) or "?"
+    except (ValueError, zlib.error):
+        return "?"
+
+
+# -- the load --------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -254,6 +366,17 @@ class Stats:
     socket_errors: int = 0
     latencies: list[float] = field(default_factory=list)
     refusals: dict[str, int] = field(default_factory=dict)
+    boards: int = 0  # frames with a board received in the window, and their bytes
+    board_bytes: int = 0
+
+
+@dataclass
+class Pending:
+    seq: int
+    sent: float
+    mover: int
+    stats: Stats  # the phase it was sent in (the ramp has two)
+    seen: set[int] = field(default_factory=set)
 
 
 class Seat:
@@ -281,35 +404,48 @@ class Table:
             if len(p.seen) == len(self.seats):
                 self.pending = None
                 if self.run.measuring:
-                    self.run.stats.completed += 1
-                    self.run.stats.latencies.append(time.monotonic() - p.sent)
+                    p.stats.completed += 1
+                    p.stats.latencies.append(time.monotonic() - p.sent)
 
     def on_flash(self, seat: Seat, text: str) -> None:
         p = self.pending
         if p is not None and p.mover == seat.position and not p.seen:
             self.pending = None
             if self.run.measuring:
-                self.run.stats.refused += 1
-                self.run.stats.refusals[text] = self.run.stats.refusals.get(text, 0) + 1
+                p.stats.refused += 1
+                p.stats.refusals[text] = p.stats.refusals.get(text, 0) + 1
 
 
 class Run:
-    def __init__(self, args: argparse.Namespace, tables: list[tuple[int, list[str]]]) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        tables: list[tuple[int, list[str]]],
+        *,
+        port: int | None = None,
+        ws_path: str = PROJECT_WS_PATH,
+        rounds: Callable[[], list[int]] | None = None,
+    ) -> None:
         self.args = args
+        self.port = port or args.port
+        self.ws_path = ws_path
+        self.rounds = rounds  # the tables' round numbers now (read around the window), if asked for
         self.stats = Stats()
         self.measuring = False
         self.stop = False
+        self.end = float("inf")  # no move is offered at or after this time
         self.tables = [Table(self, tid, cookies) for tid, cookies in tables]
-        self.origin = f"http://127.0.0.1:{args.port}"
+        self.origin = f"http://127.0.0.1:{self.port}"
 
     async def open(self, seat: Seat, sem: asyncio.Semaphore) -> None:
+        headers = {"Origin": self.origin}
+        if seat.cookie:
+            headers["Cookie"] = f"sessionid={seat.cookie}"
         async with sem:
             for attempt in range(5):
                 try:
                     seat.ws = await WebSocket.connect(
-                        self.args.port,
-                        f"/ws/mesa/{seat.table.id}/",
-                        {"Origin": self.origin, "Cookie": f"sessionid={seat.cookie}"},
+                        self.port, self.ws_path.format(table=seat.table.id, seat=seat.position), headers
                     )
                     return
                 except (OSError, ConnectionError, TimeoutError) as error:
@@ -333,6 +469,9 @@ class Run:
             match = SEQ.search(frame)
             if match:
                 seq = int(match.group(1))
+                if self.measuring:
+                    self.stats.boards += 1
+                    self.stats.board_bytes += len(frame)
                 if seq >= seat.seq:
                     seat.seq, seat.board = seq, frame
                 seat.table.on_board(seat, seq)
@@ -342,12 +481,14 @@ class Run:
                 if text:
                     seat.table.on_flash(seat, text)
 
-    async def drive(self, table: Table, start: float, end: float) -> None:
-        """Open loop: move times fixed in advance on the clock (exponential gaps, mean P)."""
+    async def drive(self, table: Table, start: float) -> None:
+        """Open loop: move times fixed in advance on the clock (exponential gaps, mean P), until ``self.end``."""
         rng = random.Random(table.id)
         at = start + rng.uniform(0, self.args.period)
-        while at < end:
+        while at < self.end:
             await asyncio.sleep(max(0.0, at - time.monotonic()))
+            if at >= self.end:  # (the ramp sets the end while its tables wait)
+                break
             self.stats.offered += 1
             await self.move(table, rng)
             at += (
@@ -361,7 +502,7 @@ class Run:
         if p is not None:
             if time.monotonic() - p.sent > self.args.lost_after:
                 table.pending = None
-                self.stats.lost += 1
+                p.stats.lost += 1
             else:
                 self.stats.busy += 1
                 return
@@ -372,7 +513,7 @@ class Run:
             return
         seat = movers[0]
         choice = rng.choice(seat.moves())
-        table.pending = Pending(seq, time.monotonic(), seat.position)
+        table.pending = Pending(seq, time.monotonic(), seat.position, self.stats)
         try:
             await seat.ws.send(choice)  # type: ignore[union-attr]
             self.stats.sent += 1
@@ -380,47 +521,71 @@ class Run:
             table.pending = None
             self.stats.socket_errors += 1
 
-    async def main(self, pg: Postgres, roles: dict[str, list[int]]) -> dict[str, Any]:
-        sem = asyncio.Semaphore(16)
-        t0 = time.monotonic()
-        await asyncio.gather(*(self.open(s, sem) for t in self.tables for s in t.seats))
-        readers = [asyncio.create_task(self.read(s)) for t in self.tables for s in t.seats]
-        connect_s = time.monotonic() - t0
-        # every seat's first board
-        deadline = time.monotonic() + 30
-        while any(s.seq < 0 for t in self.tables for s in t.seats) and time.monotonic() < deadline:
-            await asyncio.sleep(0.2)
-        missing = sum(s.seq < 0 for t in self.tables for s in t.seats)
-        await asyncio.sleep(2)
-        # idle: sockets open, nobody moving
-        idle0 = snapshot(pg, roles)
-        await asyncio.sleep(self.args.idle)
-        idle1 = snapshot(pg, roles)
-        # the measured window
-        self.measuring = True
-        rusage0 = resource.getrusage(resource.RUSAGE_SELF)
-        s0 = snapshot(pg, roles)
-        start = time.monotonic()
-        end = start + self.args.duration
-        await asyncio.gather(*(self.drive(t, start, end) for t in self.tables))
-        # drain: the last moves get up to lost_after to land
+    async def drain(self) -> None:
+        """The last moves get up to lost_after to land; the rest are lost."""
         drain_end = time.monotonic() + self.args.lost_after
         while any(t.pending for t in self.tables) and time.monotonic() < drain_end:
             await asyncio.sleep(0.05)
         for t in self.tables:
             if t.pending is not None:
+                t.pending.stats.lost += 1
                 t.pending = None
-                self.stats.lost += 1
+
+    async def first_boards(self, tables: list[Table], timeout: float = 30) -> int:
+        """Wait for every seat's first board; how many are still missing."""
+        deadline = time.monotonic() + timeout
+        while any(s.seq < 0 for t in tables for s in t.seats) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        return sum(s.seq < 0 for t in tables for s in t.seats)
+
+    async def main(self, pg: Postgres, roles: dict[str, list[int]]) -> tuple[dict[str, Any], list[asyncio.Task[None]]]:
+        sem = asyncio.Semaphore(16)
+        t0 = time.monotonic()
+        await asyncio.gather(*(self.open(s, sem) for t in self.tables for s in t.seats))
+        readers = [asyncio.create_task(self.read(s)) for t in self.tables for s in t.seats]
+        connect_s = time.monotonic() - t0
+        missing = await self.first_boards(self.tables)
+        await asyncio.sleep(PG_FLUSH_S)  # the connections' work done, and counted by PostgreSQL
+        # idle: sockets open, nobody moving
+        idle0 = snapshot(pg, roles)
+        await asyncio.sleep(self.args.idle)
+        idle1 = snapshot(pg, roles)
+        rounds0 = self.rounds() if self.rounds else []
+        # the measured window
+        self.measuring = True
+        rusage0 = resource.getrusage(resource.RUSAGE_SELF)
+        s0 = snapshot(pg, roles)
+        start = time.monotonic()
+        self.end = start + self.args.duration
+        await asyncio.gather(*(self.drive(t, start) for t in self.tables))
+        await self.drain()
         elapsed = time.monotonic() - start
         self.measuring = False
-        await asyncio.sleep(1.5)  # PostgreSQL's statistics are flushed by each backend at most once a second
+        await asyncio.sleep(1.5)
         s1 = snapshot(pg, roles)
         rusage1 = resource.getrusage(resource.RUSAGE_SELF)
+        await settle_pg(pg, s1)
         self.stop = True
-        return self.report(connect_s, missing, idle0, idle1, s0, s1, elapsed, rusage0, rusage1), readers
+        report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1)
+        report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
+        if self.rounds:
+            rounds1 = self.rounds()
+            report["rounds_at_window_start"] = {"min": min(rounds0), "max": max(rounds0)}
+            report["rounds_at_window_end"] = {"min": min(rounds1), "max": max(rounds1)}
+        return report, readers
 
-    def report(self, connect_s, missing, idle0, idle1, s0, s1, elapsed, r0, r1) -> dict[str, Any]:  # noqa: ANN001
-        st = self.stats
+    def report(
+        self,
+        st: Stats,
+        duration: float,
+        idle0: Snapshot,
+        idle1: Snapshot,
+        s0: Snapshot,
+        s1: Snapshot,
+        elapsed: float,
+        r0: resource.struct_rusage,
+        r1: resource.struct_rusage,
+    ) -> dict[str, Any]:
         lat = sorted(st.latencies)
 
         def pct(q: float) -> float | None:
@@ -432,9 +597,10 @@ class Run:
         idle_cpu = cpu_delta(idle0, idle1)
         idle_s = idle1.at - idle0.at
         xacts = (s1.pg["xact_commit"] + s1.pg["xact_rollback"]) - (s0.pg["xact_commit"] + s0.pg["xact_rollback"])
-        xacts -= 3  # this tool's own statistics reads between the snapshots
+        xacts -= 3 + 2 * (s1.pg_reads - 1)  # this tool's own statistics reads between the snapshots
         n = max(st.completed, 1)
         window = s1.at - s0.at
+        pg_window = s1.pg_at - s0.pg_at
         idle_xacts = (
             (idle1.pg["xact_commit"] + idle1.pg["xact_rollback"])
             - (idle0.pg["xact_commit"] + idle0.pg["xact_rollback"])
@@ -449,9 +615,9 @@ class Run:
             "spacing": self.args.spacing,
             "clock_seconds": self.args.clock_seconds,
             "window_s": round(elapsed, 1),
-            "connect_s": round(connect_s, 1),
-            "seats_without_first_board": missing,
-            "offered_moves_per_s": round(st.offered / self.args.duration, 2),
+            "connect_s": None,
+            "seats_without_first_board": None,
+            "offered_moves_per_s": round(st.offered / duration, 2),
             "sent_moves_per_s": round(st.sent / elapsed, 2),
             "completed_moves_per_s": round(st.completed / elapsed, 2),
             "offered": st.offered,
@@ -477,14 +643,310 @@ class Run:
             "cpu_s_total": {role: round(sec, 2) for role, sec in cpu.items()},
             "cpu_busy_fraction_idle": {role: round(sec / idle_s, 3) for role, sec in idle_cpu.items()},
             "pg_transactions_per_move": round(xacts / n, 2),
-            "pg_transactions_per_move_net_of_idle": round((xacts - idle_xact_rate * window) / n, 2),
+            "pg_transactions_per_move_net_of_idle": round((xacts - idle_xact_rate * pg_window) / n, 2),
             "pg_transactions_per_s_idle": round(idle_xact_rate, 1),
             "pg_tuples_per_move": {k: round(v / n, 1) for k, v in tuples.items()},
             "load_tool_cpu_ms_per_move": round(
                 1000 * ((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)) / n, 2
             ),
             "loadavg_after": Path("/proc/loadavg").read_text().split()[:3],
+            "board_bytes_mean": round(st.board_bytes / st.boards) if st.boards else None,
         }
+
+    async def close_all(self, readers: list[asyncio.Task[None]]) -> None:
+        self.stop = True
+        for t in self.tables:
+            for s in t.seats:
+                if s.ws is not None:
+                    await s.ws.close()
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+
+
+# -- the ramp: tables opened over HTTP during the run -------------------------------------------------------
+
+FULL = "Sala llena"
+
+
+@dataclass
+class Admission:
+    """What happened to one table the ramp tried to open."""
+
+    outcome: str = "failed"  # admitted, refused (503 «Sala llena»), failed
+    table_id: int | None = None  # once created (a table refused at a seat is created, and cancelled at the end)
+    step: str = ""  # where it was refused or failed: home, create, sit1..sit3, sockets, start
+    detail: str = ""
+    seconds: float = 0.0  # from the first request to the fourth seat taken
+
+
+class RampRun(Run):
+    """``--ramp``: T groups of four people; at ``--ramp-rate`` groups/s one of them opens a table over HTTP
+    (GET /, POST /mesas/nueva/, three POST /mesa/<id>/sentarse/); an admitted table's four sockets open and
+    it joins the open-loop driver at once.  Two phases are measured: during the ramp (until every attempt
+    has ended) and ``--duration`` s after it."""
+
+    def __init__(self, args: argparse.Namespace, people: list[list[str]]) -> None:
+        super().__init__(args, [])
+        self.people = people
+        self.admissions: list[Admission] = []
+        self.readers: list[asyncio.Task[None]] = []
+        self.drivers: list[asyncio.Task[None]] = []
+        self.sem = asyncio.Semaphore(16)
+
+    def post_headers(self, cookie: str, csrf: str) -> dict[str, str]:
+        return {
+            "Cookie": f"sessionid={cookie}; csrftoken={csrf}",
+            "X-CSRFToken": csrf,
+            "Origin": self.origin,
+            "Referer": self.origin + "/",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+
+    @staticmethod
+    def refused(response: Response) -> bool:
+        return response.status == 503 and FULL.encode() in response.body
+
+    @staticmethod
+    def describe(response: Response) -> str:
+        if response.status in (301, 302, 303):
+            text = f"{response.status} -> {response.header('Location')}"
+            if "messages" in response.cookies():
+                text += f" ({flashed_messages(response.cookies()['messages'])})"
+            return text
+        body = re.sub(rb"<[^>]+>", b" ", response.body[:2000]).decode("utf-8", "replace")
+        return f"{response.status} {' '.join(body.split())[:120]}"
+
+    async def admit(self, cookies: list[str]) -> Admission:
+        result = Admission()
+        self.admissions.append(result)
+        t0 = time.monotonic()
+        step = "home"
+        try:
+            home = await http_request(self.port, "GET", "/", {"Cookie": f"sessionid={cookies[0]}"})
+            if home.status != 200:
+                return self.outcome(result, step, home)
+            csrf = home.cookies().get("csrftoken")
+            if not csrf:
+                result.step, result.detail = step, "no csrftoken cookie"
+                return result
+            step = "create"
+            body = urllib.parse.urlencode({"size": 4, "stake": 0}).encode()
+            created = await http_request(self.port, "POST", "/mesas/nueva/", self.post_headers(cookies[0], csrf), body)
+            match = re.fullmatch(r"/mesa/(\d+)/", created.header("Location") or "")
+            if created.status != 302 or not match:
+                return self.outcome(result, step, created)
+            result.table_id = table_id = int(match.group(1))
+            for i, cookie in enumerate(cookies[1:], 1):
+                step = f"sit{i}"
+                sat = await http_request(
+                    self.port, "POST", f"/mesa/{table_id}/sentarse/", self.post_headers(cookie, csrf), b""
+                )
+                if sat.status != 302 or sat.header("Location") != f"/mesa/{table_id}/" or "messages" in sat.cookies():
+                    return self.outcome(result, step, sat)
+        except (OSError, ConnectionError, TimeoutError, ValueError, IndexError) as error:
+            result.step, result.detail = step, repr(error)
+            return result
+        result.seconds = time.monotonic() - t0
+        # the fourth seat started the game: four sockets, then the table joins the driver
+        table = Table(self, table_id, cookies)
+        self.tables.append(table)
+        await asyncio.gather(*(self.open(s, self.sem) for s in table.seats))
+        self.readers += [asyncio.create_task(self.read(s)) for s in table.seats]
+        if await self.first_boards([table], timeout=15):
+            result.step, result.detail = "sockets", "no first board on every seat within 15 s"
+            return result
+        status = STATUS.search(table.seats[0].board)
+        if not status or status.group(1) != b"playing":
+            result.step, result.detail = "start", f"the table is {status.group(1).decode() if status else '?'}"
+            return result
+        result.outcome = "admitted"
+        self.drivers.append(asyncio.create_task(self.drive(table, time.monotonic())))
+        return result
+
+    def outcome(self, result: Admission, step: str, response: Response) -> Admission:
+        result.step = step
+        if self.refused(response):
+            result.outcome, result.detail = "refused", f"503 {FULL}"
+        else:
+            result.detail = self.describe(response)
+        return result
+
+    async def main(self, pg: Postgres, roles: dict[str, list[int]]) -> tuple[dict[str, Any], list[asyncio.Task[None]]]:
+        # idle: the stack with no table of this run and no socket
+        idle0 = snapshot(pg, roles)
+        await asyncio.sleep(self.args.idle)
+        idle1 = snapshot(pg, roles)
+        self.measuring = True
+        ramp_stats = self.stats
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        s0 = snapshot(pg, roles)
+        start = time.monotonic()
+        attempts = []
+        for i, cookies in enumerate(self.people):
+            await asyncio.sleep(max(0.0, start + i / self.args.ramp_rate - time.monotonic()))
+            attempts.append(asyncio.create_task(self.admit(cookies)))
+        await asyncio.gather(*attempts)
+        ramp_s = time.monotonic() - start
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        s1 = snapshot(pg, roles)
+        # after the ramp: the admitted tables go on for --duration s
+        self.stats = after_stats = Stats()
+        window_start = time.monotonic()
+        self.end = window_start + self.args.duration
+        await asyncio.gather(*self.drivers)
+        await self.drain()
+        elapsed = time.monotonic() - window_start
+        self.measuring = False
+        await asyncio.sleep(1.5)
+        s2 = snapshot(pg, roles)
+        r2 = resource.getrusage(resource.RUSAGE_SELF)
+        await settle_pg(pg, s2)
+        self.stop = True
+        during = self.report(ramp_stats, ramp_s, idle0, idle1, s0, s1, ramp_s, r0, r1)
+        after = self.report(after_stats, self.args.duration, idle0, idle1, s1, s2, elapsed, r1, r2)
+        for phase in (during, after):
+            phase["clock_seconds"] = "site default"
+        counts = {k: sum(a.outcome == k for a in self.admissions) for k in ("admitted", "refused", "failed")}
+        failures: dict[str, int] = {}
+        refused_at: dict[str, int] = {}
+        for a in self.admissions:
+            if a.outcome == "failed":
+                key = f"{a.step}: {a.detail}"
+                failures[key] = failures.get(key, 0) + 1
+            elif a.outcome == "refused":
+                refused_at[a.step] = refused_at.get(a.step, 0) + 1
+        admit_s = sorted(a.seconds for a in self.admissions if a.outcome == "admitted")
+
+        def pct(q: float) -> float | None:
+            return round(1000 * admit_s[min(len(admit_s) - 1, int(q * len(admit_s)))], 1) if admit_s else None
+
+        report = {
+            "mode": "ramp",
+            "tables_tried": len(self.admissions),
+            "tables_admitted": counts["admitted"],
+            "tables_refused_sala_llena": counts["refused"],
+            "refused_at_step": refused_at,
+            "tables_failed": counts["failed"],
+            "failures": failures,
+            "ramp_rate_tables_per_s": self.args.ramp_rate,
+            "ramp_s": round(ramp_s, 1),
+            "admit_ms": {"p50": pct(0.5), "p95": pct(0.95), "max": round(1000 * admit_s[-1], 1) if admit_s else None},
+            "clock": "the site's default turn clocks (tables made over HTTP: 30 s to bid or play, 20 s for trump)",
+            "during_ramp": during,
+            "after_ramp": after,
+        }
+        return report, self.readers
+
+    def created_tables(self) -> list[int]:
+        return [a.table_id for a in self.admissions if a.table_id is not None]
+
+
+# -- the bare stack ----------------------------------------------------------------------------------------
+
+
+class BareStack:
+    """benchmarks/load/bare under its own supervisord: BARE_PROCESSES Daphne processes sharing one port."""
+
+    conf = HERE / "bare/supervisord.conf"
+
+    def __init__(self, port: int, database_url: str, redis_url: str, var: Path, processes: int = 2) -> None:
+        self.port, self.database_url, self.redis_url, self.var = port, database_url, redis_url, var
+        self.env = {
+            **{k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "SECRET_KEY")},
+            "BARE_DIR": str(HERE),
+            "BARE_BIN": str(ROOT / ".venv/bin"),
+            "BARE_VAR": str(var),
+            "BIND": "127.0.0.1",
+            "BARE_PORT": str(port),
+            "BARE_PROCESSES": str(processes),
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "DJANGO_SETTINGS_MODULE": "bare.settings",
+            "PYTHONPATH": str(HERE),
+            "PYTHONUNBUFFERED": "1",
+        }
+
+    def ctl(self, *command: str) -> str:
+        return subprocess.run(
+            [str(ROOT / ".venv/bin/supervisorctl"), "-c", str(self.conf), *command],
+            env=self.env,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    def supervisord_pid(self) -> int | None:
+        out = self.ctl("pid").strip()
+        return int(out) if out.isdigit() else None
+
+    def answers(self) -> bool:
+        try:
+            response = asyncio.run(http_request(self.port, "GET", "/", {}, timeout=3))
+        except (OSError, TimeoutError, ValueError, IndexError):
+            return False
+        return response.status == 200
+
+    def start(self, timeout: float = 60) -> None:
+        (self.var / "log").mkdir(parents=True, exist_ok=True)
+        if self.supervisord_pid() is not None:  # left over from an interrupted run
+            self.stop()
+        if self.answers():
+            raise SystemExit(f"something already answers on port {self.port}: choose another --bare-port")
+        subprocess.run([str(ROOT / ".venv/bin/supervisord"), "-c", str(self.conf)], env=self.env, check=True)
+        end = time.monotonic() + timeout
+        while not (self.answers() and all(" RUNNING " in line for line in self.ctl("status").splitlines())):
+            if time.monotonic() > end:
+                self.stop()
+                raise SystemExit(f"the bare stack did not come up on port {self.port}; logs in {self.var / 'log'}")
+            time.sleep(0.5)
+
+    def roles(self) -> dict[str, list[int]]:
+        return supervised_pids(self.conf, self.env)
+
+    def stop(self) -> None:
+        pid = self.supervisord_pid()
+        if pid is None:
+            return
+        self.ctl("shutdown")
+        end = time.monotonic() + 60
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < end:
+            time.sleep(0.3)
+
+
+def bare_database_url(url: str) -> str:
+    """The project's DATABASE_URL with ``_bare`` after the database name (its own database: the bare run's
+    PostgreSQL counters and backends are then its own, not the idle project stack's)."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "_bare"))
+
+
+def make_bare_tables(url: str, count: int, start_seq: int = 0) -> list[tuple[int, list[str]]]:
+    """Create the bare database and its tables if missing, empty them, and add ``count`` tables."""
+    import dj_database_url
+    import psycopg
+    from psycopg import sql
+
+    sys.path.insert(0, str(HERE))
+    from bare import schema
+
+    db = dj_database_url.parse(url)
+    params = {
+        k: v
+        for k, v in {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "password": db["PASSWORD"]}.items()
+        if v
+    }
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone() is None:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db["NAME"])))
+    with psycopg.connect(dbname=db["NAME"], autocommit=True, **params) as conn:
+        for statement in schema.CREATE:
+            conn.execute(statement)
+        conn.execute(schema.RESET)
+        rows = conn.execute(
+            f"INSERT INTO {schema.TABLE} (seq, turn) SELECT %s, 0 FROM generate_series(1, %s) RETURNING id",
+            [start_seq, count],
+        ).fetchall()
+    return [(row[0], [""] * 4) for row in rows]
 
 
 # -- setup through Django -----------------------------------------------------------------------------
@@ -501,19 +963,18 @@ def django_setup(args: argparse.Namespace) -> None:
     django.setup()
 
 
-def make_tables(count: int, clock: int = CLOCK_SECONDS) -> tuple[list[tuple[int, list[str]]], Any]:
+def make_people(count: int) -> tuple[list[list[tuple[Any, str]]], Any]:
+    """``count`` groups of four fresh accounts, each with a database session (its key is the cookie), and a
+    moderator to call the tables off at the end."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
     from django.contrib.sessions.backends.db import SessionStore
-
-    from games import actions
-    from games.models import Table as TableRow
 
     users = get_user_model()
     tag = f"ld{int(time.time()) % 10**7}"
     moderator = users.objects.create_user(f"{tag}_mod", password=None, is_staff=True, is_superuser=True)
-    tables = []
+    groups = []
     for t in range(count):
-        people, cookies = [], []
+        group = []
         for s in range(4):
             user = users.objects.create_user(f"{tag}_{t}_{s}", password=None)
             session = SessionStore()
@@ -521,25 +982,102 @@ def make_tables(count: int, clock: int = CLOCK_SECONDS) -> tuple[list[tuple[int,
             session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
-            people.append(user)
-            cookies.append(session.session_key)
-        row = actions.do_create_table(people[0], 4)
+            group.append((user, session.session_key))
+        groups.append(group)
+    return groups, moderator
+
+
+def make_tables(
+    count: int, clock: int = CLOCK_SECONDS
+) -> tuple[list[tuple[int, list[str]]], Any, dict[int, list[Any]]]:
+    """``count`` started tables (and their people, by seat)."""
+    from games import actions
+    from games.models import Table as TableRow
+
+    groups, moderator = make_people(count)
+    tables, people = [], {}
+    for group in groups:
+        users = [user for user, _cookie in group]
+        row = actions.do_create_table(users[0], 4)
         TableRow.objects.filter(pk=row.pk).update(bid_seconds=clock, card_seconds=clock, trump_seconds=clock)
-        for person in people[1:]:
+        for person in users[1:]:
             actions.do_take_seat(row.pk, person)
         assert TableRow.objects.get(pk=row.pk).status == TableRow.Status.PLAYING
-        tables.append((row.pk, cookies))
-    return tables, moderator
+        tables.append((row.pk, [cookie for _user, cookie in group]))
+        people[row.pk] = users
+    return tables, moderator, people
 
 
-def cancel_tables(tables: list[tuple[int, list[str]]], moderator: Any) -> None:
+def advance_rounds(people: dict[int, list[Any]], rounds: int, seed: int = 1) -> None:
+    """Play ``rounds`` whole rounds of every table through the server's own code: ``do_action`` with a random
+    legal move (from the engine's seat view) for the seat to move, and ``do_due`` for each next deal (its
+    due time set to now).  Nobody watches yet and the turn clocks are far off, so the pushes and timers of
+    the intermediate steps are skipped here; the last step's timer is armed as the server would."""
+    from django.utils import timezone
+
+    from games import actions, push, timers
+    from games.engine import Phase
+    from games.engine.snapshot import load
+    from games.engine.view import seat_view
+    from games.models import Seat as SeatRow
+    from games.models import Table as TableRow
+
+    rng = random.Random(seed)
+    arm, table_changed = timers.arm, push.table_changed
+    timers.arm = lambda *args, **kwargs: None  # type: ignore[assignment]
+    push.table_changed = lambda *args, **kwargs: None  # type: ignore[assignment]
+    t0 = time.monotonic()
+    moves = 0
+    try:
+        for done, (table_id, users) in enumerate(people.items(), 1):
+            by_position = {
+                seat.position: next(u for u in users if u.pk == seat.user_id)
+                for seat in SeatRow.objects.filter(table_id=table_id)
+            }
+            while True:
+                row = TableRow.objects.get(pk=table_id)
+                if row.status != TableRow.Status.PLAYING:
+                    raise SystemExit(f"table {table_id} is {row.status} after {row.round_number - 1} rounds")
+                if row.phase == Phase.ROUND_OVER.value:
+                    TableRow.objects.filter(pk=table_id).update(due_at=timezone.now())
+                    actions.do_due(table_id, row.seq)
+                    continue
+                if row.round_number > rounds:
+                    break
+                view = seat_view(load(row.state), row.turn_seat, reasons=False)
+                actions.do_action(table_id, by_position[row.turn_seat], rng.choice(view.legal), row.seq)
+                moves += 1
+            if row.due_at is not None:
+                arm(table_id, row.seq, row.due_at)
+            if done % 10 == 0 or done == len(people):
+                print(
+                    f"advance: {done}/{len(people)} tables at round {rounds + 1} ({moves} moves, "
+                    f"{time.monotonic() - t0:.0f} s)",
+                    file=sys.stderr,
+                )
+    finally:
+        timers.arm, push.table_changed = arm, table_changed  # type: ignore[assignment]
+
+
+def cancel_tables(tables: list[int], moderator: Any) -> None:
     from games import actions
 
-    for tid, _cookies in tables:
+    for tid in tables:
         try:
             actions.do_admin_cancel(tid, moderator, "fin de la prueba de carga")
         except actions.ActionError:
             pass
+
+
+def table_rounds(pg: Postgres, table_ids: list[int]) -> Callable[[], list[int]]:
+    def rounds() -> list[int]:
+        rows = pg.conn.execute("SELECT round_number FROM games_table WHERE id = ANY(%s)", [table_ids]).fetchall()
+        return [r[0] for r in rows]
+
+    return rounds
+
+
+# -- output ------------------------------------------------------------------------------------------------
 
 
 def print_table(r: dict[str, Any]) -> None:
@@ -572,15 +1110,210 @@ def print_table(r: dict[str, Any]) -> None:
         ),
         ("load tool CPU ms/move", f"{r['load_tool_cpu_ms_per_move']}"),
     ]
+    if "rounds_at_window_start" in r:
+        a, b = r["rounds_at_window_start"], r["rounds_at_window_end"]
+        rows.append(("rounds at window start / end (min-max)", f"{a['min']}-{a['max']} / {b['min']}-{b['max']}"))
     width = max(len(a) for a, _ in rows)
     for a, b in rows:
         print(f"{a:<{width}}  {b}")
 
 
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
+def server_cpu_ms(r: dict[str, Any], key: str = "cpu_ms_per_move") -> float:
+    """Daphne + Celery worker + beat + PostgreSQL backends, ms of CPU per completed move."""
+    return round(sum(r[key].values()), 2)
+
+
+def compare(bare: dict[str, Any], project: dict[str, Any]) -> dict[str, Any]:
+    """project / bare, and capacity estimates from CPU per move (see the README)."""
+    cores = os.cpu_count() or 1
+
+    def capacity(r: dict[str, Any]) -> dict[str, float | None]:
+        total, daphne = server_cpu_ms(r), r["cpu_ms_per_move"]["daphne"]
+        return {
+            "all_cores_moves_per_s": round(1000 * cores / total, 1) if total else None,
+            "daphne_processes_moves_per_s": round(1000 * r["processes"]["daphne"] / daphne, 1) if daphne else None,
+        }
+
+    cap_bare, cap_project = capacity(bare), capacity(project)
+    return {
+        "latency_project_over_bare": {
+            q: _ratio(project["latency_ms"][q], bare["latency_ms"][q]) for q in ("p50", "p95", "p99")
+        },
+        "cpu_ms_per_move": {
+            "bare": {"daphne": bare["cpu_ms_per_move"]["daphne"], "server": server_cpu_ms(bare)},
+            "project": {"daphne": project["cpu_ms_per_move"]["daphne"], "server": server_cpu_ms(project)},
+        },
+        "cpu_per_move_project_over_bare": {
+            "daphne": _ratio(project["cpu_ms_per_move"]["daphne"], bare["cpu_ms_per_move"]["daphne"]),
+            "postgres_backends": _ratio(
+                project["cpu_ms_per_move"]["postgres_backends"], bare["cpu_ms_per_move"]["postgres_backends"]
+            ),
+            "server": _ratio(server_cpu_ms(project), server_cpu_ms(bare)),
+            "server_net_of_idle": _ratio(
+                server_cpu_ms(project, "cpu_ms_per_move_net_of_idle"),
+                server_cpu_ms(bare, "cpu_ms_per_move_net_of_idle"),
+            ),
+        },
+        "pg_transactions_per_move_project_over_bare": _ratio(
+            project["pg_transactions_per_move"], bare["pg_transactions_per_move"]
+        ),
+        "capacity_estimate": {"cores": cores, "bare": cap_bare, "project": cap_project},
+        "capacity_ratio_bare_over_project": {
+            k: _ratio(cap_bare[k], cap_project[k]) for k in ("all_cores_moves_per_s", "daphne_processes_moves_per_s")
+        },
+    }
+
+
+def print_compare(c: dict[str, Any]) -> None:
+    lat, cpu, cap = c["latency_project_over_bare"], c["cpu_per_move_project_over_bare"], c["capacity_estimate"]
+    ratio = c["capacity_ratio_bare_over_project"]
+    rows = [
+        ("latency project/bare p50 / p95 / p99", f"{lat['p50']} / {lat['p95']} / {lat['p99']}"),
+        (
+            "CPU ms/move daphne bare / project",
+            f"{c['cpu_ms_per_move']['bare']['daphne']} / {c['cpu_ms_per_move']['project']['daphne']}",
+        ),
+        (
+            "CPU ms/move server bare / project",
+            f"{c['cpu_ms_per_move']['bare']['server']} / {c['cpu_ms_per_move']['project']['server']}",
+        ),
+        ("CPU/move project/bare daphne / server", f"{cpu['daphne']} / {cpu['server']}"),
+        ("PG transactions/move project/bare", f"{c['pg_transactions_per_move_project_over_bare']}"),
+        (
+            f"capacity moves/s, {cap['cores']} cores: bare / project",
+            f"{cap['bare']['all_cores_moves_per_s']} / {cap['project']['all_cores_moves_per_s']}",
+        ),
+        (
+            "capacity moves/s, Daphne-bound: bare / project",
+            f"{cap['bare']['daphne_processes_moves_per_s']} / {cap['project']['daphne_processes_moves_per_s']}",
+        ),
+        (
+            "capacity ratio bare/project (cores / Daphne)",
+            f"{ratio['all_cores_moves_per_s']} / {ratio['daphne_processes_moves_per_s']}",
+        ),
+    ]
+    width = max(len(a) for a, _ in rows)
+    for a, b in rows:
+        print(f"{a:<{width}}  {b}")
+
+
+def print_ramp(r: dict[str, Any]) -> None:
+    print(
+        f"ramp: {r['tables_tried']} tables tried at {r['ramp_rate_tables_per_s']}/s in {r['ramp_s']} s: "
+        f"{r['tables_admitted']} admitted, {r['tables_refused_sala_llena']} refused (503 {FULL}"
+        f"{', at ' + str(r['refused_at_step']) if r['refused_at_step'] else ''}), {r['tables_failed']} failed"
+    )
+    for text, n in r["failures"].items():
+        print(f"  failed {n}x: {text}")
+    a = r["admit_ms"]
+    print(f"admission (first request to fourth seat) p50 / p95 / max ms: {a['p50']} / {a['p95']} / {a['max']}")
+    print(f"-- during the ramp ({r['ramp_s']} s; CPU includes the HTTP requests)")
+    print_table(r["during_ramp"])
+    print(f"-- after the ramp ({r['after_ramp']['window_s']} s)")
+    print_table(r["after_ramp"])
+
+
+# -- the modes ---------------------------------------------------------------------------------------------
+
+
+async def finish(run: Run, readers: list[asyncio.Task[None]], cancel: Callable[[], None] | None) -> None:
+    if cancel is not None:  # call the tables off while the sockets are still open (no bot takes over)
+        await asyncio.to_thread(cancel)
+        await asyncio.sleep(0.5)
+    await run.close_all(readers)
+
+
+def run_project(args: argparse.Namespace) -> dict[str, Any]:
+    django_setup(args)
+    from django.db import connection
+
+    t0 = time.monotonic()
+    tables, moderator, people = make_tables(args.tables, args.clock_seconds)
+    print(f"setup: {args.tables} tables started in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    if args.advance_rounds:
+        advance_rounds(people, args.advance_rounds)
+    connection.close()
+    pg = Postgres(os.environ["DATABASE_URL"])
+    roles = supervised_pids()
+    if not roles["daphne"]:
+        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    rounds = table_rounds(pg, [tid for tid, _cookies in tables]) if args.advance_rounds else None
+    run = Run(args, tables, rounds=rounds)
+
+    async def go() -> dict[str, Any]:
+        report, readers = await run.main(pg, roles)
+        await finish(run, readers, lambda: cancel_tables([tid for tid, _c in tables], moderator))
+        return report
+
+    report = asyncio.run(go())
+    if args.advance_rounds:
+        report["advance_rounds"] = args.advance_rounds
+    report["processes"] = {k: len(v) for k, v in roles.items()}
+    return report
+
+
+def run_bare(args: argparse.Namespace) -> dict[str, Any]:
+    url = args.bare_database_url or bare_database_url(os.environ["DATABASE_URL"])
+    redis_url = args.bare_redis_url or os.environ["REDIS_URL"]
+    var = Path(args.bare_var or Path(os.environ.get("POCHA_VAR", ROOT / "var")) / "bare")
+    # with --advance-rounds K, the bare tables start K rounds in (32 moves a round): the same scoreboard size
+    tables = make_bare_tables(url, args.tables, start_seq=32 * args.advance_rounds)
+    stack = BareStack(args.bare_port, url, redis_url, var)
+    t0 = time.monotonic()
+    stack.start()
+    try:
+        print(f"bare stack up on port {args.bare_port} in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        pg = Postgres(url)
+        roles = stack.roles()
+        run = Run(args, tables, port=args.bare_port, ws_path=BARE_WS_PATH)
+
+        async def go() -> dict[str, Any]:
+            report, readers = await run.main(pg, roles)
+            await finish(run, readers, None)
+            return report
+
+        report = asyncio.run(go())
+        pg.conn.close()
+    finally:
+        stack.stop()
+    report["stack"] = "bare"
+    report["clock_seconds"] = None  # no clock
+    report["processes"] = {k: len(v) for k, v in roles.items()}
+    return report
+
+
+def run_ramp(args: argparse.Namespace) -> dict[str, Any]:
+    django_setup(args)
+    from django.db import connection
+
+    t0 = time.monotonic()
+    groups, moderator = make_people(args.tables)
+    print(f"setup: {4 * args.tables} people with sessions in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    connection.close()
+    pg = Postgres(os.environ["DATABASE_URL"])
+    roles = supervised_pids()
+    if not roles["daphne"]:
+        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    run = RampRun(args, [[cookie for _user, cookie in group] for group in groups])
+
+    async def go() -> dict[str, Any]:
+        report, readers = await run.main(pg, roles)
+        await finish(run, readers, lambda: cancel_tables(run.created_tables(), moderator))
+        return report
+
+    report = asyncio.run(go())
+    report["processes"] = {k: len(v) for k, v in roles.items()}
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)))
-    parser.add_argument("--tables", type=int, default=30)
+    parser.add_argument("--tables", type=int, default=30, help="tables (with --ramp: tables to try)")
     parser.add_argument("--period", type=float, default=3.0, help="mean seconds between moves at a table")
     parser.add_argument("--spacing", choices=("exp", "fixed"), default="exp", help="exponential gaps, or P ±20%%")
     parser.add_argument("--duration", type=float, default=40.0, help="seconds of the measured window")
@@ -594,38 +1327,53 @@ def main() -> None:
         " whose deadline tasks then run in the worker 30 s after each move)",
     )
     parser.add_argument("--json", help="also write the report here")
+    parser.add_argument(
+        "--mode", choices=("project", "bare"), default="project", help="the stack to load (bare: started here)"
+    )
+    parser.add_argument("--compare", action="store_true", help="the bare stack, then the project, and the ratios")
+    parser.add_argument("--bare-port", type=int, help="the bare stack's port (default --port + 1)")
+    parser.add_argument("--bare-database-url", help="default: DATABASE_URL's database name + _bare")
+    parser.add_argument("--bare-redis-url", help="default: REDIS_URL (the bare channel layer's prefix is 'bare')")
+    parser.add_argument("--bare-var", help="the bare supervisord's pid, socket and logs (default $POCHA_VAR/bare)")
+    parser.add_argument(
+        "--advance-rounds",
+        type=int,
+        default=0,
+        metavar="K",
+        help="play K whole rounds of every table in setup (0-18), so the window plays round K+1 on",
+    )
+    parser.add_argument("--ramp", action="store_true", help="open the tables over HTTP during the run")
+    parser.add_argument("--ramp-rate", type=float, default=10.0, help="tables tried per second (--ramp)")
     args = parser.parse_args()
+    if args.bare_port is None:
+        args.bare_port = args.port + 1
+    if not 0 <= args.advance_rounds <= 18:
+        parser.error("--advance-rounds: 0 to 18 (a 4-seat game has 19 rounds)")
+    if args.ramp and (args.compare or args.mode == "bare" or args.advance_rounds):
+        parser.error("--ramp works alone (not with --compare, --mode bare or --advance-rounds)")
+    if args.ramp and args.clock_seconds != CLOCK_SECONDS:
+        parser.error("--ramp uses the site's default clocks (tables made over HTTP): no --clock-seconds")
 
-    django_setup(args)
-    from django.db import connection
-
-    t0 = time.monotonic()
-    tables, moderator = make_tables(args.tables, args.clock_seconds)
-    print(f"setup: {args.tables} tables started in {time.monotonic() - t0:.1f} s", file=sys.stderr)
-    connection.close()
-    pg = Postgres(os.environ["DATABASE_URL"])
-    roles = supervised_pids()
-    if not roles["daphne"]:
-        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
-    run = Run(args, tables)
-
-    async def go() -> dict[str, Any]:
-        report, readers = await run.main(pg, roles)
-        # call the tables off while the sockets are still open (no bot takes over the abandoned games)
-        await asyncio.to_thread(cancel_tables, tables, moderator)
-        await asyncio.sleep(0.5)
-        for t in run.tables:
-            for s in t.seats:
-                if s.ws is not None:
-                    await s.ws.close()
-        for task in readers:
-            task.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
-        return report
-
-    report = asyncio.run(go())
-    report["processes"] = {k: len(v) for k, v in roles.items()}
-    print_table(report)
+    if args.compare:
+        bare = run_bare(args)
+        project = run_project(args)
+        ratios = compare(bare, project)
+        print("== bare stack")
+        print_table(bare)
+        print("== project")
+        print_table(project)
+        print("== project / bare")
+        print_compare(ratios)
+        report: dict[str, Any] = {"mode": "compare", "bare": bare, "project": project, "ratios": ratios}
+    elif args.mode == "bare":
+        report = run_bare(args)
+        print_table(report)
+    elif args.ramp:
+        report = run_ramp(args)
+        print_ramp(report)
+    else:
+        report = run_project(args)
+        print_table(report)
     print(json.dumps(report, indent=1, ensure_ascii=False))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

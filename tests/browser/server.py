@@ -77,6 +77,9 @@ def server_env(database_file: Path, pace: bool = False) -> dict[str, str]:
             "POCHA_BOT_DELAY": "0.05",
             "POCHA_QUICK_WAIT": "1",
             "PYTHONUNBUFFERED": "1",
+            # one game on a shared machine: never «Sala llena» (tests/live/test_capacity.py sheds load)
+            "POCHA_SHED_LOOP_LAG": "0",
+            "POCHA_SHED_DB_WAIT": "0",
         }
     )
     if not pace:

@@ -43,7 +43,7 @@ def no_background_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests run every due step themselves (``do_due``).  With the Celery clock on, each commit
     would queue a task on the shared Redis broker that no worker of this run consumes (and a later
     run's worker would pick up); without it there is no server loop anyway.  So: nothing is armed."""
-    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due: None)
+    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: None)
 
 
 # -- helpers -------------------------------------------------------------------------------

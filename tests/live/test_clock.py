@@ -55,7 +55,7 @@ def manual_clock(monkeypatch, settings) -> list[tuple[int, int, Any]]:
     """Nothing runs due steps but the test: ``timers.arm`` only records what it was asked to arm,
     and the ASGI application does not start the in-process clock.  Returns the armed steps."""
     armed: list[tuple[int, int, Any]] = []
-    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due: armed.append((table_id, seq, due)))
+    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: armed.append((table_id, seq, due)))
     monkeypatch.setattr(timers, "bind_loop", lambda: None)
     settings.POCHA_BOT_DELAY = 0
     return armed

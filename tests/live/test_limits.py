@@ -47,7 +47,7 @@ LIVE_ELSEWHERE = "Ya estás jugando en otra mesa: termina o deja esa partida pri
 def manual_clock(monkeypatch, settings) -> list[tuple[int, int, Any]]:
     """Nothing runs due steps but the test (``timers.arm`` only records); bots move at once."""
     armed: list[tuple[int, int, Any]] = []
-    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due: armed.append((table_id, seq, due)))
+    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: armed.append((table_id, seq, due)))
     monkeypatch.setattr(timers, "bind_loop", lambda: None)
     settings.POCHA_BOT_DELAY = 0
     return armed
@@ -171,7 +171,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from django.db import connection
 from games import actions, timers
-timers.arm = lambda *args: None  # the parent test runs the clock
+timers.arm = lambda *args, **kwargs: None  # the parent test runs the clock
 user = get_user_model().objects.get(pk=int(sys.argv[2]))
 threads = int(sys.argv[3])
 results = [None] * threads

@@ -401,7 +401,7 @@ async def test_a_nested_frame_leaves_presence_right():
 async def test_a_redraw_that_fails_keeps_the_socket(monkeypatch):
     table_id, users, turn = await db(started_four, "redibujo")
     tab = Tab(users[turn], table_id)
-    real = selectors.render_board
+    real = selectors.load_snapshot  # a forced redraw reads the table afresh (once per process)
     failures: list[int] = []
 
     def broken(*args: Any, **kwargs: Any) -> Any:
@@ -413,11 +413,11 @@ async def test_a_redraw_that_fails_keeps_the_socket(monkeypatch):
         await settle([tab], table_id)
         count = len(tab.frames)
         seq = tab.seq
-        monkeypatch.setattr(selectors, "render_board", broken)
+        monkeypatch.setattr(selectors, "load_snapshot", broken)
         await db(push.table_changed, table_id, seq, force=True)
         await asyncio.sleep(0.3)
         assert failures and tab.closed is None and not tab.comm.future.done()
-        monkeypatch.setattr(selectors, "render_board", real)
+        monkeypatch.setattr(selectors, "load_snapshot", real)
         await db(push.table_changed, table_id, seq, force=True)
         await tab.wait_for(lambda: len(tab.frames) > count)
         assert is_board(tab.frames[-1]) and tab.seq == seq

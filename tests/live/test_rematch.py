@@ -41,7 +41,7 @@ def quick_bots_and_no_background_clock(settings: Any, monkeypatch: pytest.Monkey
     """Bots move at once, and every due step is run here by hand (``do_due``): nothing is armed."""
     settings.POCHA_BOT_DELAY = 0
     settings.POCHA_REMATCH_WAIT = 30
-    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due: None)
+    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: None)
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""Shedding load instead of collapsing: is this server process past what it can serve?
+
+Each ASGI process watches its own two bottlenecks from its event loop (``watch``, started by
+``timers.bind_loop``):
+
+* **the event loop's lag**: how late a short sleep wakes up — every socket's frames, pushes and redraws
+  wait behind it;
+* **the database threads' wait**: how long a no-op waits for the threads the per-move path's database
+  calls go through (``games.hotpath``).
+
+Both are smoothed (an exponentially weighted mean over about a second).  When either passes its limit
+(``POCHA_SHED_LOOP_LAG``, ``POCHA_SHED_DB_WAIT``, in seconds) the process is *full*: new tables and quick
+play are refused with «Sala llena, prueba en un momento» (HTTP 503 with ``Retry-After``), while every
+running game goes on.  It is full again only once both are back under half their limits (hysteresis, so
+that it does not flap at the edge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+
+from games import hotpath
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two readings of the loop's lag, and of the database thread's wait.
+LAG_PERIOD = 0.1
+DB_PERIOD = 0.25
+#: Weight of a new reading in the smoothed means (about a second of readings counts).
+WEIGHT = 0.2
+
+
+class _State:
+    def __init__(self) -> None:
+        self.loop_lag = 0.0
+        self.db_wait = 0.0
+        self.full = False
+        self.refused = 0
+        self.watching = False
+
+
+state = _State()
+
+
+def limits() -> tuple[float, float]:
+    return float(settings.POCHA_SHED_LOOP_LAG), float(settings.POCHA_SHED_DB_WAIT)
+
+
+def _update() -> None:
+    lag_limit, db_limit = limits()
+    if lag_limit <= 0 and db_limit <= 0:
+        state.full = False
+        return
+    over = (lag_limit > 0 and state.loop_lag > lag_limit) or (db_limit > 0 and state.db_wait > db_limit)
+    under = (lag_limit <= 0 or state.loop_lag < lag_limit / 2) and (db_limit <= 0 or state.db_wait < db_limit / 2)
+    if over and not state.full:
+        log.warning("server full: loop lag %.0f ms, database wait %.0f ms", state.loop_lag * 1000, state.db_wait * 1000)
+        state.full = True
+    elif under and state.full:
+        log.warning("server no longer full (%s new tables refused)", state.refused)
+        state.full = False
+
+
+def is_full() -> bool:
+    """Whether this process refuses new tables now (read from any thread)."""
+    return state.full
+
+
+async def _watch_loop() -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        start = loop.time()
+        await asyncio.sleep(LAG_PERIOD)
+        lag = max(0.0, loop.time() - start - LAG_PERIOD)
+        state.loop_lag += WEIGHT * (lag - state.loop_lag)
+        _update()
+
+
+async def _watch_db() -> None:
+    while True:
+        await asyncio.sleep(DB_PERIOD)
+        start = time.monotonic()
+        await hotpath.probe()
+        state.db_wait += WEIGHT * (time.monotonic() - start - state.db_wait)
+        _update()
+
+
+async def watch() -> None:
+    """Measure both, forever, on this process's loop."""
+    state.watching = True
+    try:
+        await asyncio.gather(_watch_loop(), _watch_db())
+    finally:
+        state.watching = False
+        state.full = False  # nothing measures it any more (the loop is going away)
+        state.loop_lag = state.db_wait = 0.0
+
+
+def refuse_when_full(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A view that starts a new table: refused with «Sala llena» (503) while this process is full."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if is_full():
+            state.refused += 1
+            response = render(
+                request,
+                "games/full.html",
+                {"message": _("Sala llena, prueba en un momento.")},
+                status=503,
+            )
+            response["Retry-After"] = str(int(settings.POCHA_SHED_RETRY_AFTER))
+            return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
