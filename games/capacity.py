@@ -120,6 +120,9 @@ def refuse_when_full(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
                 status=503,
             )
             response["Retry-After"] = str(int(settings.POCHA_SHED_RETRY_AFTER))
+            # Refusing is the server working as meant, not an error: one warning per full spell (``_update``)
+            # rather than one error line per refused request just when the server is busiest.
+            response._has_been_logged = True  # type: ignore[attr-defined]
             return response
         return view(request, *args, **kwargs)
 

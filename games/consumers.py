@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
-from games import access, actions, presence, push, selectors, talk, timers
+from games import access, actions, hub, presence, push, selectors, talk, timers
 from games.hotpath import db
 
 log = logging.getLogger(__name__)
@@ -55,10 +55,22 @@ class TableConsumer(AsyncWebsocketConsumer):
     watching = False
     #: The groups this socket has joined (discarded on the way out).
     joined: tuple[str, ...] = ()
+    #: This socket hears its table's events (``games.hub``).
+    listening = False
+    #: The table's events not handled yet, handled one after the other (``deliver``).
+    _events: asyncio.Queue[dict[str, Any]] | None = None
+    _handler: asyncio.Task[None] | None = None
+    _main: asyncio.Task[Any] | None = None
+    _crash: BaseException | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self._main = asyncio.current_task()
         try:
             await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            if self._crash is not None:  # a table event's handler raised (``_handle_events``): as if here
+                raise self._crash from None
+            raise
         finally:  # an exception escaped, or the task was cancelled: no disconnect ran
             try:
                 await self.leave()
@@ -99,16 +111,17 @@ class TableConsumer(AsyncWebsocketConsumer):
             # A private table is, to anyone not at it, a table that does not exist.
             await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
             return
-        # Counted (as watching, and present if seated) before joining the table's group: the redraw
-        # pushed for everyone else does not come back to this socket, whose first board (drawn after
-        # joining, so no change is missed) already counts it.
+        # Counted (as watching, and present if seated) before hearing the table's events (``games.hub``):
+        # the redraw pushed for everyone else does not come back to this socket, whose first board (drawn
+        # after registering, so no change is missed) already counts it.
         try:
             await db(presence.open_socket, self.table_id, self.user_id, self.channel_name)
         except actions.ActionError as error:  # too many sockets: nothing was written
             await self.refuse(error, 4429)
             return
         self.watching = True
-        await self.join(push.table_group(self.table_id))
+        self.listening = True  # before: a registration that fails half way is undone too
+        await hub.register(self.table_id, self)
         if not await self.send_board():
             await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
 
@@ -133,6 +146,9 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     async def leave(self) -> None:
         """Undo what the socket joined and wrote (idempotent: any way out may call it again)."""
+        if self.listening:
+            self.listening = False
+            hub.unregister(self.table_id, self)
         joined, self.joined = self.joined, ()
         for group in joined:
             try:
@@ -196,14 +212,40 @@ class TableConsumer(AsyncWebsocketConsumer):
             position = await db(talk.check_say, self.table_id, self.user_id)
             if not await db(talk.allow, self.user_id):
                 raise talk.too_many()
-            await self.channel_layer.group_send(
-                push.table_group(self.table_id), {"type": "table.talk", "seat": position, "phrase": phrase}
+            await push.send_events(
+                [(push.HUB, {"type": "table.talk", "table": self.table_id, "seat": position, "phrase": phrase})]
             )
         except actions.ActionError as error:
             await self.answer(error)
         except Exception:
             log.exception("table %s: phrase failed", getattr(self, "table_id", None))
             await self.answer(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+
+    def deliver(self, event: dict[str, Any]) -> None:
+        """An event of the table, from the hub (on the loop): handled after the ones before it."""
+        if not self.listening:
+            return
+        if self._events is None:
+            self._events = asyncio.Queue()
+        self._events.put_nowait(event)
+        if self._handler is None or self._handler.done():
+            self._handler = asyncio.get_running_loop().create_task(self._handle_events())
+
+    async def _handle_events(self) -> None:
+        queue = self._events
+        try:
+            while queue is not None and not queue.empty() and self.listening:
+                event = queue.get_nowait()
+                if event.get("type") == "table.talk":
+                    await self.table_talk(event)
+                else:
+                    await self.table_changed(event)
+        except Exception as error:  # a bug in a handler: the socket ends as if it had raised in Channels'
+            # own dispatch (undone on the way out, and closed with 1011, which the page reconnects on)
+            log.exception("table %s: an event's handler failed", getattr(self, "table_id", None))
+            self._crash = error
+            if self._main is not None and not self._main.done():
+                self._main.cancel()
 
     async def table_talk(self, event: dict[str, Any]) -> None:
         """Someone at the table said a phrase: draw it in this viewer's language."""
@@ -240,7 +282,10 @@ class TableConsumer(AsyncWebsocketConsumer):
             seq = int(event.get("seq", 0))
             timers.saw_seq(self.table_id, seq)
             force = bool(event.get("force"))
-            if seq > self.sent_seq or (force and seq == self.sent_seq):
+            if event.get("resync"):  # events may have been lost (``hub``): draw it again from the database
+                snapshot = await shared_snapshot(self.table_id, seq, str(event.get("id", "")))
+                await self.send_board(force=True, snapshot=snapshot)
+            elif seq > self.sent_seq or (force and seq == self.sent_seq):
                 snapshot = await shared_snapshot(
                     self.table_id, seq, str(event.get("id", "")) if force else None, event.get("snapshot")
                 )

@@ -67,16 +67,28 @@ def _after_call() -> None:
             _checked_at.pop(id(conn), None)
 
 
+#: PostgreSQL's codes for a connection the server ended: admin shutdown, crash shutdown, cannot connect now.
+_SERVER_ENDED = {"57P01", "57P02", "57P03"}
+
+
 def _dropped(error: Exception) -> bool:
-    """The error came from a connection the server dropped (and that is now closed)."""
-    if not isinstance(error, OperationalError | InterfaceError):
-        return False
-    for conn in connections.all(initialized_only=True):
-        if conn.connection is not None and not conn.is_usable():
-            conn.close()
+    """The error says the connection was lost (the server ended it, or it broke), not that the work was
+    refused: a client-side error with no SQLSTATE, a connection exception (class 08) or a server
+    shutdown.  The connection is put right for the retry (Django has usually reconnected already, when
+    it put autocommit back after the failed transaction)."""
+    if isinstance(error, InterfaceError):
+        lost = True
+    elif isinstance(error, OperationalError):
+        state = getattr(error.__cause__, "sqlstate", None)
+        lost = state is None or state.startswith("08") or state in _SERVER_ENDED
+    else:
+        lost = False
+    if lost:
+        for conn in connections.all(initialized_only=True):
             _checked_at.pop(id(conn), None)
-            return True
-    return isinstance(error, InterfaceError)
+            if conn.connection is not None and not conn.is_usable():
+                conn.close()
+    return lost
 
 
 class _Outcome:
@@ -136,6 +148,29 @@ async def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
     if pool is None:  # Channels' one database thread, shared with the HTTP views
         return await _on_db_thread(fn, args, kwargs)  # type: ignore[no-any-return]
     return await SyncToAsync(_run, thread_sensitive=False, executor=pool)(fn, args, kwargs)  # type: ignore[no-any-return]
+
+
+def shutdown() -> None:
+    """Close every pool thread's database connection and stop the pool (a new one starts on next use):
+    for the end of a test, whose database must then have no session left."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is None:
+        return
+    workers = pool._max_workers
+    barrier = threading.Barrier(workers)
+
+    def close() -> None:  # one per thread: each waits at the barrier until all have closed theirs
+        connections.close_all()
+        try:
+            barrier.wait(timeout=5)
+        except threading.BrokenBarrierError:
+            pass
+
+    for future in [pool.submit(close) for _ in range(workers)]:
+        future.result(timeout=10)
+    pool.shutdown(wait=True)
 
 
 async def probe() -> None:

@@ -47,14 +47,24 @@ def collecting() -> Iterator[list[Event]]:
         _local.events = previous
 
 
+#: Table events go through the hub (``games.hub``: one pub/sub message per event, fanned out in each
+#: process); a person's events (moderation) through the channel layer's groups.
+HUB = "hub"
+
+
 async def send_events(events: list[Event]) -> None:
     """Send collected pushes from the event loop, in order (a failure is logged and skipped)."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    from games import hub
+
+    layer = None
     for group, message in events:
         try:
-            await layer.group_send(group, message)
+            if group == HUB:
+                await hub.publish(message)
+                continue
+            layer = layer or get_channel_layer()
+            if layer is not None:
+                await layer.group_send(group, message)
         except Exception:  # a failed push must not undo a committed move; clients resync on reconnect
             log.exception("push to %s failed", group)
 
@@ -64,11 +74,15 @@ def _send(group: str, message: dict[str, Any]) -> None:
     if events is not None:
         events.append((group, message))
         return
-    layer = get_channel_layer()
-    if layer is None:
-        return
     try:
-        async_to_sync(layer.group_send)(group, message)
+        if group == HUB:
+            from games import hub
+
+            hub.publish_sync(message)
+            return
+        layer = get_channel_layer()
+        if layer is not None:
+            async_to_sync(layer.group_send)(group, message)
     except Exception:  # a failed push must not undo a committed move; clients resync on reconnect
         log.exception("push to %s failed", group)
 
@@ -85,9 +99,14 @@ def table_changed(table_id: int, seq: int, *, force: bool = False, snapshot: dic
     ``snapshot``: the table as the change left it (``selectors.pack_snapshot``), so that no process reads
     it again to draw the boards.  It holds the whole engine state: it travels between server processes
     only, and each socket draws its own viewer's board from it through the engine's seat view."""
-    message: dict[str, Any] = {"type": "table.changed", "seq": seq, "force": force}
+    message: dict[str, Any] = {"type": "table.changed", "table": table_id, "seq": seq, "force": force}
     if force:  # each forced redraw is read afresh once per process (``consumers.shared_snapshot``)
         message["id"] = uuid.uuid4().hex
     if snapshot is not None:
         message["snapshot"] = snapshot
-    _send(table_group(table_id), message)
+    _send(HUB, message)
+
+
+def table_talk(table_id: int, seat: int, phrase: str) -> None:
+    """A preset phrase said at the table, to everyone showing it."""
+    _send(HUB, {"type": "table.talk", "table": table_id, "seat": seat, "phrase": phrase})

@@ -267,6 +267,10 @@ DATABASES = database_settings(ENV)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = ENV.get("REDIS_URL") or None
+# The Redis pub/sub channel of this site's table events (games.hub).  Pub/sub ignores Redis's database
+# numbers: unless set, the name is made from the database and Redis in use, so that two sites on one Redis
+# (or the test suites beside a running stack) are told apart.
+POCHA_HUB_CHANNEL = ENV.get("POCHA_HUB_CHANNEL", "")
 CHANNEL_LAYERS = channel_layer_settings(ENV)
 CACHES = cache_settings(ENV)
 

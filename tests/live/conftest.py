@@ -51,6 +51,9 @@ async def close_server_thread_connections() -> Any:
     from django.db import connections
 
     await database_sync_to_async(connections.close_all)()
+    from games import hotpath
+
+    hotpath.shutdown()  # and those of the socket path's own database threads (PostgreSQL)
 
 
 @pytest.fixture(autouse=True)

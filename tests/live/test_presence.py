@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from channels.layers import get_channel_layer
 from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from games import actions, presence, push, selectors, timers, watchers
+from games import actions, hub, presence, push, selectors, timers, watchers
 from games.consumers import TableConsumer
 from games.models import Seat, ServerProcess, Table, Watcher
 
@@ -429,7 +428,7 @@ async def test_a_redraw_that_fails_keeps_the_socket(monkeypatch):
 @pytest.mark.asyncio
 @pytest.mark.parametrize("failing", ["render", "group"])
 async def test_a_connection_that_fails_half_way_is_undone(monkeypatch, failing):
-    """The board cannot be drawn (the database), or the table's group cannot be joined (the channel layer):
+    """The board cannot be drawn (the database), or the table's events cannot be heard (Redis, ``games.hub``):
     the socket is closed with 1011 and its row is gone, so its person is not left counted."""
     table_id, users, turn = await db(started_four, f"mitad{failing}")
     me = users[turn]
@@ -440,15 +439,10 @@ async def test_a_connection_that_fails_half_way_is_undone(monkeypatch, failing):
 
         monkeypatch.setattr(selectors, "render_board", broken)
     else:
-        layer = get_channel_layer()
-        real_add = type(layer).group_add
+        async def register(table_id: int, listener: Any) -> None:
+            raise ConnectionError("redis gone")
 
-        async def group_add(self: Any, group: str, channel: str) -> None:
-            if group.startswith("table-"):
-                raise ConnectionError("redis gone")
-            await real_add(self, group, channel)
-
-        monkeypatch.setattr(type(layer), "group_add", group_add)
+        monkeypatch.setattr(hub, "register", register)
     tab = Tab(me, table_id)
     try:
         assert await tab.open()

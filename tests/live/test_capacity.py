@@ -1,0 +1,257 @@
+"""Load shedding (``games.capacity``): a server process past what it can serve refuses new tables and quick
+play with «Sala llena» (HTTP 503, ``Retry-After``), while sitting at a table that exists and every running
+game go on; it is full once its loop lag or its database wait passes the limit, and free again only once
+both are back under half of it (hysteresis); its own watcher measures the loop for real.
+
+The suite turns shedding off (``no_load_shedding`` in ``tests/conftest.py``); the tests here turn it back on
+and put ``capacity.state`` back as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+
+from accounts import ledger
+from accounts.models import Account
+from accounts.models import Transaction as LedgerTransaction
+from games import actions, capacity, timers
+from games.models import Bid as BidRow
+from games.models import Seat, Table
+
+from .helpers import Tab, person, seated_table, settle
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+
+FULL = "Sala llena"
+RETRY_AFTER = 7  # not the default (10): the header must come from the setting
+
+NEW_TABLE_VIEWS = [
+    ("/jugar/", {"size": "4", "stake": "100"}),
+    ("/mesas/nueva/", {"size": "4", "stake": "100"}),
+    ("/mesas/privada/", {"size": "4", "stake": "100", "bots": "on"}),
+]
+
+
+@pytest.fixture
+def shedding(settings: Any) -> Iterator[Any]:
+    """Limits on (0.1 s of loop lag, 0.1 s of database wait); ``capacity.state`` restored afterwards."""
+    settings.POCHA_SHED_LOOP_LAG = 0.1
+    settings.POCHA_SHED_DB_WAIT = 0.1
+    settings.POCHA_SHED_RETRY_AFTER = RETRY_AFTER
+    state = capacity.state
+    saved = (state.loop_lag, state.db_wait, state.full, state.refused, state.watching)
+    try:
+        yield settings
+    finally:
+        state.loop_lag, state.db_wait, state.full, state.refused, state.watching = saved
+
+
+@pytest.fixture
+def full(shedding: Any) -> Iterator[None]:
+    """This process is full (as its watcher would have found it)."""
+    capacity.state.full = True
+    try:
+        yield
+    finally:
+        capacity.state.full = False
+
+
+@pytest.fixture
+def no_clock(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """No turn clock runs (nor is queued to Celery): ``timers.arm`` only records."""
+    armed: list[tuple[int, int]] = []
+    monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: armed.append((table_id, seq)))
+    return armed
+
+
+def books() -> dict[str, Any]:
+    """Every chip and every ledger transaction (synchronous)."""
+    return {
+        "balances": dict(Account.objects.values_list("pk", "balance")),
+        "transactions": LedgerTransaction.objects.count(),
+    }
+
+
+def logged_in(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+# -- refused while full, and only what starts a new table ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("url", "fields"), NEW_TABLE_VIEWS)
+def test_a_full_server_refuses_new_tables_with_sala_llena_and_moves_nothing(
+    url: str, fields: dict[str, str], full: None, no_clock: list[Any]
+) -> None:
+    someone = person("apurada")
+    client = logged_in(someone)
+    tables, seats, chips, before = Table.objects.count(), Seat.objects.count(), ledger.balance(someone.pk), books()
+    refused = capacity.state.refused
+
+    response = client.post(url, fields)
+
+    assert response.status_code == 503
+    body = response.content.decode()
+    assert FULL in body and "Sala llena, prueba en un momento." in body
+    assert response["Retry-After"] == str(RETRY_AFTER)
+    assert Table.objects.count() == tables and Seat.objects.count() == seats
+    assert ledger.balance(someone.pk) == chips and books() == before
+    assert ledger.audit() == []
+    assert capacity.state.refused == refused + 1
+
+    # The same request once the process is no longer full: a table, and the stake held (the refusal above
+    # was the shedding, not the request).
+    capacity.state.full = False
+    response = client.post(url, fields)
+    assert response.status_code == 302 and "/mesa/" in response["Location"]
+    assert Table.objects.count() == tables + 1
+    assert ledger.balance(someone.pk) == chips - 100
+    assert ledger.audit() == []
+    assert capacity.state.refused == refused + 1
+
+
+def test_a_full_server_still_seats_people_at_a_table_that_exists(full: None, no_clock: list[Any]) -> None:
+    host, guest = person("anfitriona"), person("invitado")
+    capacity.state.full = False
+    table = actions.do_create_table(host, 4, public=True, stake=100)
+    capacity.state.full = True
+    chips = ledger.balance(guest.pk)
+    tables = Table.objects.count()
+
+    response = logged_in(guest).post(f"/mesa/{table.pk}/sentarse/")
+
+    assert response.status_code == 302 and response["Location"].endswith(f"/mesa/{table.pk}/")
+    assert Seat.objects.filter(table=table, user=guest, left=False).exists()
+    assert ledger.balance(guest.pk) == chips - 100  # the stake is held, as at any time
+    assert Table.objects.count() == tables
+    assert ledger.audit() == []
+    assert capacity.is_full()  # (it was full all along)
+    # ...and the page of that table is served
+    assert logged_in(guest).get(f"/mesa/{table.pk}/").status_code == 200
+
+
+async def test_a_running_game_goes_on_over_the_socket_while_full(
+    full: None, no_clock: list[Any], monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    # One database thread (Channels' own, whose connections the live conftest closes): the hot path's
+    # pool threads would keep PostgreSQL connections to the test database open after the test.
+    settings.POCHA_DB_THREADS = 1
+
+    # The process's own watcher (started with the first socket) would measure an idle loop and clear the
+    # state: here the test says the process is full, and nothing measures.
+    async def no_watch() -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(capacity, "watch", no_watch)
+    table_id, users = await database_sync_to_async(seated_table)(4, 4, prefix="llena")
+    table = await database_sync_to_async(Table.objects.get)(pk=table_id)
+    assert table.status == Table.Status.PLAYING
+    mover = Tab(users[table.turn_seat], table_id)
+    assert await mover.open()
+    try:
+        seq = await settle([mover], table_id)
+        moves = mover.game_moves()
+        assert moves, "the seat to move is offered no move"
+        bids = await database_sync_to_async(BidRow.objects.filter(round__table_id=table_id).count)()
+
+        await mover.send(moves[0])
+        await mover.wait_for(lambda: mover.seq > seq)
+
+        after = await database_sync_to_async(Table.objects.get)(pk=table_id)
+        assert after.seq > seq and after.turn_seat != table.turn_seat
+        assert await database_sync_to_async(BidRow.objects.filter(round__table_id=table_id).count)() == bids + 1
+        assert not mover.flashes(), mover.flashes()
+        assert capacity.is_full()  # the move went through while the process was full
+    finally:
+        await mover.close()
+
+
+# -- when the process is full: hysteresis ----------------------------------------------------------------------
+
+
+def measured(loop_lag: float, db_wait: float) -> bool:
+    capacity.state.loop_lag, capacity.state.db_wait = loop_lag, db_wait
+    capacity._update()
+    return capacity.is_full()
+
+
+def test_full_past_the_limit_and_free_only_under_half_of_it(shedding: Any) -> None:
+    capacity.state.full = False
+    assert measured(0.09, 0.09) is False  # under the limits
+    assert measured(0.15, 0.0) is True  # the loop lags past its limit
+    assert measured(0.07, 0.0) is True  # back under the limit, not under half of it: still full
+    assert measured(0.04, 0.07) is True  # the loop is back, the database is not under half yet
+    assert measured(0.04, 0.04) is False  # both under half: no longer full
+    assert measured(0.07, 0.07) is False  # between half and the limit, from free: stays free
+    assert measured(0.0, 0.15) is True  # the database wait alone
+    assert measured(0.0, 0.06) is True
+    assert measured(0.0, 0.0) is False
+
+
+def test_each_limit_alone_and_no_limits_never_full(shedding: Any) -> None:
+    capacity.state.full = False
+    shedding.POCHA_SHED_DB_WAIT = 0  # only the loop counts
+    assert measured(0.0, 10.0) is False
+    assert measured(0.2, 10.0) is True
+    assert measured(0.04, 10.0) is False
+
+    shedding.POCHA_SHED_DB_WAIT = 0.1
+    shedding.POCHA_SHED_LOOP_LAG = 0  # only the database counts
+    assert measured(10.0, 0.0) is False
+    assert measured(10.0, 0.2) is True
+    assert measured(10.0, 0.04) is False
+
+    shedding.POCHA_SHED_DB_WAIT = 0
+    assert measured(10.0, 10.0) is False
+    capacity.state.full = True  # full when the limits were lifted: free at the next reading
+    assert measured(10.0, 10.0) is False
+
+
+# -- the watcher measures for real ---------------------------------------------------------------------------
+
+
+async def test_the_watcher_finds_a_blocked_loop_full_then_free_again(shedding: Any) -> None:
+    capacity.state.full = False
+    capacity.state.loop_lag = capacity.state.db_wait = 0.0
+    task = asyncio.get_running_loop().create_task(capacity.watch())
+    try:
+        await asyncio.sleep(0.5)  # an idle loop: a few readings, nothing near the limits
+        assert capacity.state.watching
+        assert not capacity.is_full(), (capacity.state.loop_lag, capacity.state.db_wait)
+
+        became_full_after = None
+        for block in range(1, 9):  # the loop held for 0.3 s at a time, with only a moment free in between
+            time.sleep(0.3)
+            await asyncio.sleep(0.01)
+            if capacity.is_full():
+                became_full_after = block
+                break
+        assert became_full_after is not None, (capacity.state.loop_lag, capacity.state.db_wait)
+        assert became_full_after >= 2  # smoothed: a single hiccup does not fill it
+        assert max(capacity.state.loop_lag, capacity.state.db_wait) > 0.1
+
+        loop = asyncio.get_running_loop()
+        freed_at = loop.time()
+        while capacity.is_full() and loop.time() - freed_at < 5:
+            await asyncio.sleep(0.05)
+        free_after = loop.time() - freed_at
+        assert not capacity.is_full(), (capacity.state.loop_lag, capacity.state.db_wait)
+        assert free_after < 3.5, free_after  # about a second or two of a free loop
+        assert capacity.state.loop_lag < 0.05 and capacity.state.db_wait < 0.05
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    # a watcher that stops leaves nothing behind it
+    assert not capacity.state.watching and not capacity.is_full()
+    assert capacity.state.loop_lag == capacity.state.db_wait == 0.0
