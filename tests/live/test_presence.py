@@ -439,6 +439,7 @@ async def test_a_connection_that_fails_half_way_is_undone(monkeypatch, failing):
 
         monkeypatch.setattr(selectors, "render_board", broken)
     else:
+
         async def register(table_id: int, listener: Any) -> None:
             raise ConnectionError("redis gone")
 
