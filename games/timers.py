@@ -6,7 +6,10 @@ Two things act on it, both through ``actions.do_due(table_id, seq)``, which is i
 
 * a precise timer armed after each commit — a Celery task with an ETA when
   ``POCHA_CELERY_CLOCK`` is on, else a ``call_later`` on the ASGI server's own event loop
-  (a separate process cannot reach an in-memory channel layer);
+  (a separate process cannot reach an in-memory channel layer).  A person's turn clock armed in a
+  server process is always a ``call_later`` there, one per table, cancelled as soon as that process
+  sees the table move on (``saw_seq``): their own move nearly always comes first, and a task per
+  move cost the worker and PostgreSQL a second wave of work 30 s later;
 * a sweeper every couple of seconds (Celery beat, or a task on the same loop) that runs
   every overdue step a lost timer left behind — after a restart, for instance.  In services mode each
   ASGI process sweeps too (``games.presence.keep_alive``), the steps overdue by more than

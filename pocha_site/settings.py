@@ -49,7 +49,11 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
         database["TEST"] = {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")}
     else:
         # Persistent connections are mandatory under load: opening one per query collapses the server.
-        database = dict(dj_database_url.parse(url, conn_max_age=600, conn_health_checks=True))
+        # POCHA_CONN_MAX_AGE: the server processes set 0 (deploy/): under ASGI each HTTP request runs in a
+        # thread of its own, whose kept connection would outlive it (PostgreSQL ran out of connections
+        # under load); the socket path keeps its threads' connections itself (games.hotpath).
+        max_age = int(env.get("POCHA_CONN_MAX_AGE", "600"))
+        database = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
     return {"default": database}
 
 

@@ -186,6 +186,16 @@ def test_database_url_selects_postgresql_with_persistent_connections():
     assert (database["HOST"], database["PORT"], database["NAME"]) == ("db.internal", 5433, "pocha")
     assert database["CONN_MAX_AGE"] == 600
     assert database["CONN_HEALTH_CHECKS"] is True
+    # the server processes keep no connection past an HTTP request (each runs in a thread of its own)
+    served = database_settings({"DATABASE_URL": "postgres://pocha@db/pocha", "POCHA_CONN_MAX_AGE": "0"})
+    assert served["default"]["CONN_MAX_AGE"] == 0
+
+
+def test_the_server_processes_keep_no_connection_past_a_request():
+    supervised = (BASE_DIR / "deploy" / "supervisord.conf").read_text()
+    asgi = supervised[supervised.index("[fcgi-program:asgi]") :].split("\n[", 1)[0]
+    assert 'environment=POCHA_CONN_MAX_AGE="0"' in asgi
+    assert "Environment=POCHA_CONN_MAX_AGE=0" in (BASE_DIR / "deploy" / "systemd" / "pocha-asgi@.service").read_text()
 
 
 def test_channel_layer_is_in_memory_without_redis_and_redis_with_it():
