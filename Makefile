@@ -92,6 +92,9 @@ logs:
 LOAD_TABLES   ?= 30
 LOAD_PERIOD   ?= 3
 LOAD_DURATION ?= 40
+# LOAD_ARGS: more options, e.g. `--compare` (the bare Channels stack in the same run, and the ratios),
+# `--advance-rounds 10` (late rounds), `--ramp` (tables opened over HTTP, counting «Sala llena» refusals).
+LOAD_ARGS     ?=
 .PHONY: bench-load
 bench-load: venv
-	$(BIN)/python benchmarks/load/run.py --port $(PORT) --tables $(LOAD_TABLES) --period $(LOAD_PERIOD) --duration $(LOAD_DURATION)
+	$(BIN)/python benchmarks/load/run.py --port $(PORT) --tables $(LOAD_TABLES) --period $(LOAD_PERIOD) --duration $(LOAD_DURATION) $(LOAD_ARGS)
