@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from django.db.utils import InterfaceError, OperationalError
 from games import push
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 #: A connection in good standing is health-checked (``SELECT 1``) at most this often.
 HEALTH_CHECK_SECONDS = 5.0
@@ -168,8 +170,13 @@ def shutdown() -> None:
         except threading.BrokenBarrierError:
             pass
 
-    for future in [pool.submit(close) for _ in range(workers)]:
-        future.result(timeout=10)
+    try:
+        for future in [pool.submit(close) for _ in range(workers)]:
+            future.result(timeout=10)
+    except TimeoutError:  # a thread is stuck (a lock): leave it, do not wait for it
+        log.error("hotpath: a database thread did not close its connection")
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
     pool.shutdown(wait=True)
 
 

@@ -1,5 +1,7 @@
 """Shared fixtures for the site tests (the engine's tests live in tests/engine/)."""
 
+from collections.abc import Iterator
+
 import pytest
 
 PASSWORD = "cuarenta-bazas-2025"
@@ -49,3 +51,13 @@ def no_load_shedding(settings) -> None:
     suite sheds load (the shedding tests turn it on)."""
     settings.POCHA_SHED_LOOP_LAG = 0
     settings.POCHA_SHED_DB_WAIT = 0
+
+
+@pytest.fixture(autouse=True)
+def no_database_threads_left() -> Iterator[None]:
+    """The socket path's database threads (PostgreSQL) close their connections after every test, so no
+    session outlives it (a kept one blocks the next test's flush, and the test database's teardown)."""
+    yield
+    from games import hotpath
+
+    hotpath.shutdown()
