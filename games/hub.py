@@ -134,8 +134,11 @@ async def _listen(ready: asyncio.Event) -> None:
                 _resync_all()  # whatever was published while this process was not listening
             subscribed_before = True
             quiet = 0.0
+            me = asyncio.current_task()
             while True:
                 message = await pubsub.get_message(timeout=1.0)
+                if me is not None and me.cancelling():  # a cancellation redis-py swallowed: stop here
+                    raise asyncio.CancelledError
                 if message is None:
                     quiet += 1.0
                     if quiet >= PING_SECONDS:
@@ -159,9 +162,9 @@ async def _listen(ready: asyncio.Event) -> None:
             await asyncio.sleep(RECONNECT_SECONDS)
         finally:
             try:
-                await pubsub.aclose()
-                await client.aclose()
-            except Exception:
+                await asyncio.wait_for(pubsub.aclose(), 1.0)
+                await asyncio.wait_for(client.aclose(), 1.0)
+            except BaseException:  # closing is best effort (the loop may be going away)
                 pass
 
 
