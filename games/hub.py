@@ -29,6 +29,8 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.db import connections
 
+from pocha_site.redis_cancel import connection_class
+
 log = logging.getLogger(__name__)
 
 #: Seconds between two pings of a quiet subscription (a dead connection is then noticed within them).
@@ -125,7 +127,9 @@ async def _listen(ready: asyncio.Event) -> None:
     url = _redis_url()
     subscribed_before = False
     while True:
-        client = aioredis.from_url(url, socket_timeout=None, socket_connect_timeout=5)
+        client = aioredis.from_url(
+            url, socket_timeout=None, socket_connect_timeout=5, connection_class=connection_class(url)
+        )
         pubsub = client.pubsub(ignore_subscribe_messages=True)
         try:
             await pubsub.subscribe(channel())
@@ -189,7 +193,10 @@ async def publish(event: dict[str, Any]) -> None:
     import redis.asyncio as aioredis
 
     if _async_client is None or getattr(_async_client, "_pocha_loop", None) is not asyncio.get_running_loop():
-        _async_client = aioredis.from_url(_redis_url(), socket_timeout=5, socket_connect_timeout=5)
+        url = _redis_url()
+        _async_client = aioredis.from_url(
+            url, socket_timeout=5, socket_connect_timeout=5, connection_class=connection_class(url)
+        )
         _async_client._pocha_loop = asyncio.get_running_loop()
     await _async_client.publish(channel(), _payload(event))
 

@@ -26,10 +26,6 @@ Event = tuple[str, dict[str, Any]]
 _local = threading.local()
 
 
-def table_group(table_id: int) -> str:
-    return f"table-{table_id}"
-
-
 def user_group(user_id: int) -> str:
     """Every open table socket of one person (whatever table it shows), so moderation can reach them."""
     return f"user-{user_id}"

@@ -426,10 +426,15 @@ def seats_and_spectators(table_id: int) -> tuple[list[Seat], int]:
     )
     if seats:
         return seats, int(seats[0].table_spectators)
-    with connection.cursor() as cursor:  # no seat (yet): the count alone
+    return seats, spectator_count(table_id)  # no seat (yet): the count alone
+
+
+def spectator_count(table_id: int) -> int:
+    """How many distinct people have a socket showing the table and no seat at it (one query)."""
+    with connection.cursor() as cursor:
         cursor.execute(SPECTATORS_SQL.format(table="%s"), [table_id])
         row = cursor.fetchone()
-    return seats, int(row[0]) if row else 0
+    return int(row[0]) if row else 0
 
 
 def load_snapshot(table_id: int) -> Snapshot | None:

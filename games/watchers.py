@@ -78,8 +78,9 @@ def remove_row(channel_name: str) -> tuple[int, int, bool] | None:
 
 def spectators(table_id: int) -> int:
     """How many distinct people have a socket showing the table and no seat at it (one query)."""
-    seated = Seat.objects.filter(table_id=table_id, user_id__isnull=False).values("user_id")
-    return Watcher.objects.filter(table_id=table_id).exclude(user_id__in=seated).values("user_id").distinct().count()
+    from games import selectors
+
+    return selectors.spectator_count(table_id)
 
 
 def prune(older_than: timedelta | datetime) -> int:

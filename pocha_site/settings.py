@@ -64,6 +64,12 @@ REDIS_SOCKET_TIMEOUT = 10
 REDIS_MAX_CONNECTIONS = 1000
 
 
+def _redis_connection_class(url: str) -> Any:
+    from pocha_site.redis_cancel import connection_class
+
+    return connection_class(url)
+
+
 def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
     """The ``CHANNEL_LAYERS`` setting: Redis when ``REDIS_URL`` is set, else in-process memory."""
     redis_url = env.get("REDIS_URL")
@@ -76,12 +82,15 @@ def channel_layer_settings(env: Mapping[str, str]) -> dict[str, Any]:
                 # socket whose table stays quiet for 5 s.  Read timeout: longer than that wait.
                 # redis-py's pool refuses a 101st concurrent command at once ("Too many connections"):
                 # hundreds of sockets closing together, or a burst of moves, need more.
+                # The connection class honours a cancellation that Python 3.11's wait_for would swallow
+                # (a closed socket's consumer would otherwise never end): see pocha_site/redis_cancel.py.
                 "CONFIG": {
                     "hosts": [
                         {
                             "address": redis_url,
                             "socket_timeout": REDIS_SOCKET_TIMEOUT,
                             "max_connections": REDIS_MAX_CONNECTIONS,
+                            "connection_class": _redis_connection_class(redis_url),
                         }
                     ]
                 },

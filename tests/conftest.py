@@ -54,15 +54,6 @@ def no_load_shedding(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
-def one_database_thread(settings) -> None:
-    """In the suite's own process the socket path uses one database thread, as Channels does: with the
-    pool of threads, a module's event loop sometimes never finished closing in ``make test-services``
-    (not understood yet).  The servers the suite starts (``tests/faults``, the browser on the stack) keep
-    the production default of 4 threads."""
-    settings.POCHA_DB_THREADS = 1
-
-
-@pytest.fixture(autouse=True)
 def no_database_threads_left() -> Iterator[None]:
     """The socket path's database threads (PostgreSQL) close their connections after every test, so no
     session outlives it (a kept one blocks the next test's flush, and the test database's teardown)."""
