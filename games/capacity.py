@@ -1,18 +1,23 @@
 """Shedding load instead of collapsing: is this server process past what it can serve?
 
-Each ASGI process watches its own two bottlenecks from its event loop (``watch``, started by
+Each ASGI process watches its own three bottlenecks from its event loop (``watch``, started by
 ``timers.bind_loop``):
 
 * **the event loop's lag**: how late a short sleep wakes up — every socket's frames, pushes and redraws
   wait behind it;
 * **the database threads' wait**: how long a no-op waits for the threads the per-move path's database
-  calls go through (``games.hotpath``).
+  calls go through (``games.hotpath``);
+* **the process's CPU**: the share of one core its threads use together.  Python runs one thread at a
+  time, so a process near a whole core has no room left, yet its loop can still wake on time: HTTP
+  requests (each in a thread of its own) take turns with it every few hundred microseconds, and every
+  move waits its turn many times over.  A ramp of new tables is mostly such requests.
 
-Both are smoothed (an exponentially weighted mean over about a second).  When either passes its limit
-(``POCHA_SHED_LOOP_LAG``, ``POCHA_SHED_DB_WAIT``, in seconds) the process is *full*: new tables and quick
-play are refused with «Sala llena, prueba en un momento» (HTTP 503 with ``Retry-After``), while every
-running game goes on.  It is full again only once both are back under half their limits (hysteresis, so
-that it does not flap at the edge).
+All three are smoothed (an exponentially weighted mean over about a second).  When any passes its limit
+(``POCHA_SHED_LOOP_LAG``, ``POCHA_SHED_DB_WAIT`` in seconds, ``POCHA_SHED_CPU`` as a share of a core) the
+process is *full*: new tables and quick play are refused with «Sala llena, prueba en un momento» (HTTP 503
+with ``Retry-After``), while every running game goes on.  It is free again only once all are back under
+their release levels (half the limit for the waits, 0.8 of it for the CPU: hysteresis, so that it does
+not flap at the edge).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class _State:
     def __init__(self) -> None:
         self.loop_lag = 0.0
         self.db_wait = 0.0
+        self.cpu = 0.0
         self.full = False
         self.refused = 0
         self.watching = False
@@ -52,19 +58,32 @@ class _State:
 state = _State()
 
 
-def limits() -> tuple[float, float]:
-    return float(settings.POCHA_SHED_LOOP_LAG), float(settings.POCHA_SHED_DB_WAIT)
+#: A signal is back to normal under this share of its limit (loop lag, database wait, CPU).
+RELEASE = (0.5, 0.5, 0.8)
+
+
+def limits() -> tuple[float, float, float]:
+    return float(settings.POCHA_SHED_LOOP_LAG), float(settings.POCHA_SHED_DB_WAIT), float(settings.POCHA_SHED_CPU)
 
 
 def _update() -> None:
-    lag_limit, db_limit = limits()
-    if lag_limit <= 0 and db_limit <= 0:
+    signals = [
+        (value, limit, release)
+        for value, limit, release in zip((state.loop_lag, state.db_wait, state.cpu), limits(), RELEASE, strict=True)
+        if limit > 0
+    ]
+    if not signals:
         state.full = False
         return
-    over = (lag_limit > 0 and state.loop_lag > lag_limit) or (db_limit > 0 and state.db_wait > db_limit)
-    under = (lag_limit <= 0 or state.loop_lag < lag_limit / 2) and (db_limit <= 0 or state.db_wait < db_limit / 2)
+    over = any(value > limit for value, limit, _ in signals)
+    under = all(value < limit * release for value, limit, release in signals)
     if over and not state.full:
-        log.warning("server full: loop lag %.0f ms, database wait %.0f ms", state.loop_lag * 1000, state.db_wait * 1000)
+        log.warning(
+            "server full: loop lag %.0f ms, database wait %.0f ms, CPU %.0f %% of a core",
+            state.loop_lag * 1000,
+            state.db_wait * 1000,
+            state.cpu * 100,
+        )
         state.full = True
     elif under and state.full:
         log.warning("server no longer full (%s new tables refused)", state.refused)
@@ -78,11 +97,16 @@ def is_full() -> bool:
 
 async def _watch_loop() -> None:
     loop = asyncio.get_running_loop()
+    cpu_start = time.process_time()
     while True:
         start = loop.time()
         await asyncio.sleep(LAG_PERIOD)
-        lag = max(0.0, loop.time() - start - LAG_PERIOD)
+        now, cpu_now = loop.time(), time.process_time()
+        lag = max(0.0, now - start - LAG_PERIOD)
         state.loop_lag += WEIGHT * (lag - state.loop_lag)
+        cpu = (cpu_now - cpu_start) / max(now - start, 1e-3)  # every thread of this process
+        state.cpu += WEIGHT * (cpu - state.cpu)
+        cpu_start = cpu_now
         _update()
 
 
@@ -96,14 +120,14 @@ async def _watch_db() -> None:
 
 
 async def watch() -> None:
-    """Measure both, forever, on this process's loop."""
+    """Measure all three, forever, on this process's loop."""
     state.watching = True
     try:
         await asyncio.gather(_watch_loop(), _watch_db())
     finally:
         state.watching = False
         state.full = False  # nothing measures it any more (the loop is going away)
-        state.loop_lag = state.db_wait = 0.0
+        state.loop_lag = state.db_wait = state.cpu = 0.0
 
 
 def refuse_when_full(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -388,10 +388,12 @@ POCHA_SERVER_SWEEP_SLACK = float(ENV.get("POCHA_SERVER_SWEEP_SLACK", "1.0"))
 POCHA_DB_THREADS = int(ENV.get("POCHA_DB_THREADS", "4"))
 
 # Load shedding (games.capacity): a server process whose event loop lags, or whose database thread makes
-# calls wait, by more than these many seconds (smoothed over about a second; 0 turns a limit off) refuses
-# new tables and quick play with «Sala llena» (HTTP 503, Retry-After) until both are under half again.
+# calls wait, by more than these many seconds, or whose threads use more than this share of a core
+# (smoothed over about a second; 0 turns a limit off) refuses new tables and quick play with «Sala llena»
+# (HTTP 503, Retry-After) until the waits are under half and the CPU under 0.8 of its limit again.
 POCHA_SHED_LOOP_LAG = float(ENV.get("POCHA_SHED_LOOP_LAG", "0.1"))
 POCHA_SHED_DB_WAIT = float(ENV.get("POCHA_SHED_DB_WAIT", "0.1"))
+POCHA_SHED_CPU = float(ENV.get("POCHA_SHED_CPU", "0.85"))
 POCHA_SHED_RETRY_AFTER = int(ENV.get("POCHA_SHED_RETRY_AFTER", "10"))
 
 # The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.

@@ -51,6 +51,7 @@ def no_load_shedding(settings) -> None:
     suite sheds load (the shedding tests turn it on)."""
     settings.POCHA_SHED_LOOP_LAG = 0
     settings.POCHA_SHED_DB_WAIT = 0
+    settings.POCHA_SHED_CPU = 0
 
 
 @pytest.fixture(autouse=True)

@@ -80,6 +80,7 @@ def server_env(database_file: Path, pace: bool = False) -> dict[str, str]:
             # one game on a shared machine: never «Sala llena» (tests/live/test_capacity.py sheds load)
             "POCHA_SHED_LOOP_LAG": "0",
             "POCHA_SHED_DB_WAIT": "0",
+            "POCHA_SHED_CPU": "0",
         }
     )
     if not pace:

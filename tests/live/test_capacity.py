@@ -42,16 +42,18 @@ NEW_TABLE_VIEWS = [
 
 @pytest.fixture
 def shedding(settings: Any) -> Iterator[Any]:
-    """Limits on (0.1 s of loop lag, 0.1 s of database wait); ``capacity.state`` restored afterwards."""
+    """Limits on (0.1 s of loop lag, 0.1 s of database wait, 85 % of a core); ``capacity.state`` restored
+    afterwards."""
     settings.POCHA_SHED_LOOP_LAG = 0.1
     settings.POCHA_SHED_DB_WAIT = 0.1
+    settings.POCHA_SHED_CPU = 0.85
     settings.POCHA_SHED_RETRY_AFTER = RETRY_AFTER
     state = capacity.state
-    saved = (state.loop_lag, state.db_wait, state.full, state.refused, state.watching)
+    saved = (state.loop_lag, state.db_wait, state.cpu, state.full, state.refused, state.watching)
     try:
         yield settings
     finally:
-        state.loop_lag, state.db_wait, state.full, state.refused, state.watching = saved
+        state.loop_lag, state.db_wait, state.cpu, state.full, state.refused, state.watching = saved
 
 
 @pytest.fixture
@@ -179,8 +181,8 @@ async def test_a_running_game_goes_on_over_the_socket_while_full(
 # -- when the process is full: hysteresis ----------------------------------------------------------------------
 
 
-def measured(loop_lag: float, db_wait: float) -> bool:
-    capacity.state.loop_lag, capacity.state.db_wait = loop_lag, db_wait
+def measured(loop_lag: float, db_wait: float, cpu: float = 0.0) -> bool:
+    capacity.state.loop_lag, capacity.state.db_wait, capacity.state.cpu = loop_lag, db_wait, cpu
     capacity._update()
     return capacity.is_full()
 
@@ -212,9 +214,24 @@ def test_each_limit_alone_and_no_limits_never_full(shedding: Any) -> None:
     assert measured(10.0, 0.04) is False
 
     shedding.POCHA_SHED_DB_WAIT = 0
-    assert measured(10.0, 10.0) is False
+    shedding.POCHA_SHED_CPU = 0
+    assert measured(10.0, 10.0, 1.0) is False
     capacity.state.full = True  # full when the limits were lifted: free at the next reading
-    assert measured(10.0, 10.0) is False
+    assert measured(10.0, 10.0, 1.0) is False
+
+
+def test_a_busy_process_is_full_though_its_loop_wakes_on_time(shedding: Any) -> None:
+    capacity.state.full = False
+    assert measured(0.0, 0.0, 0.80) is False  # busy, under the limit
+    assert measured(0.0, 0.0, 0.95) is True  # past 85 % of a core, with no lag at all
+    assert measured(0.0, 0.0, 0.70) is True  # under the limit, not under 0.8 of it (0.68): still full
+    assert measured(0.0, 0.0, 0.60) is False
+    assert measured(0.0, 0.0, 0.84) is False  # between the release level and the limit: stays free
+    shedding.POCHA_SHED_LOOP_LAG = shedding.POCHA_SHED_DB_WAIT = 0  # the CPU alone
+    assert measured(10.0, 10.0, 0.9) is True
+    shedding.POCHA_SHED_CPU = 0  # and no CPU limit: waits only
+    shedding.POCHA_SHED_LOOP_LAG = 0.1
+    assert measured(0.0, 0.0, 1.0) is False
 
 
 # -- the watcher measures for real ---------------------------------------------------------------------------
@@ -255,3 +272,48 @@ async def test_the_watcher_finds_a_blocked_loop_full_then_free_again(shedding: A
     # a watcher that stops leaves nothing behind it
     assert not capacity.state.watching and not capacity.is_full()
     assert capacity.state.loop_lag == capacity.state.db_wait == 0.0
+
+
+async def test_the_watcher_finds_a_busy_process_full_while_its_loop_is_free(shedding: Any) -> None:
+    """Threads of the process burn CPU (hashing, which leaves the interpreter lock to the loop); the loop
+    itself stays free, yet the process is found full, then free once they stop."""
+    import hashlib
+    import threading
+
+    shedding.POCHA_SHED_LOOP_LAG = shedding.POCHA_SHED_DB_WAIT = 0  # the CPU alone
+    capacity.state.full = False
+    capacity.state.cpu = 0.0
+    stop = threading.Event()
+    block = b"x" * (1 << 20)
+
+    def burn() -> None:
+        while not stop.is_set():
+            hashlib.sha256(block).digest()
+
+    task = asyncio.get_running_loop().create_task(capacity.watch())
+    loop = asyncio.get_running_loop()
+    threads = [threading.Thread(target=burn, daemon=True) for _ in range(2)]
+    try:
+        await asyncio.sleep(0.5)
+        assert not capacity.is_full(), capacity.state.cpu  # an idle process first
+        for thread in threads:
+            thread.start()
+        started = loop.time()
+        while not capacity.is_full() and loop.time() - started < 8:
+            await asyncio.sleep(0.05)
+        assert capacity.is_full(), capacity.state.cpu
+        assert capacity.state.cpu > 0.85
+        assert loop.time() - started > 0.3  # smoothed: the first busy reading does not fill it
+        stop.set()
+        for thread in threads:
+            thread.join(5)
+        freed_at = loop.time()
+        while capacity.is_full() and loop.time() - freed_at < 8:
+            await asyncio.sleep(0.05)
+        assert not capacity.is_full(), capacity.state.cpu
+        assert capacity.state.cpu < 0.68
+    finally:
+        stop.set()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
