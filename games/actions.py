@@ -767,10 +767,13 @@ def _apply(
         game.check(action, position)
     except PochaError as error:
         raise ActionError.from_engine(error) from None
-    round_row = Round.objects.get(table=table, number=game.number)
+    # The round's row is not read: the inserts take its id by a subquery and its updates filter on it, so
+    # a move costs its inserts and no extra round trip (the per-move path, issue 12).
+    rounds = Round.objects.filter(table_id=table.pk, number=game.number)
+    round_id = Subquery(rounds.values("pk")[:1])
     if isinstance(action, Bid):
         BidRow.objects.create(
-            round=round_row,
+            round_id=round_id,
             index=len(game.bids_made),
             seat=position,
             amount=action.amount,
@@ -779,21 +782,17 @@ def _apply(
         )
         game.apply_unchecked(action)
         if game.auction_winner is not None and game.phase is Phase.CHOOSING_TRUMP:
-            round_row.auction_winner = game.auction_winner
-            round_row.save(update_fields=["auction_winner"])
+            rounds.update(auction_winner=game.auction_winner)
     elif isinstance(action, ChooseTrump):
         game.apply_unchecked(action)
-        round_row.trump_suit = action.suit.value
-        round_row.trump_by_clock = by_clock
-        round_row.save(update_fields=["trump_suit", "trump_by_clock"])
+        rounds.update(trump_suit=action.suit.value, trump_by_clock=by_clock)
     else:
-        _record_play(round_row, game, position, action, by_bot=by_bot, by_clock=by_clock)
+        _record_play(table, round_id, game, position, action, by_bot=by_bot, by_clock=by_clock)
     fields = {}
     # A completed trick stays up for everyone before anyone moves on.
     pause = settings.POCHA_TRICK_PAUSE if isinstance(action, Play) and not game.trick else 0.0
     if game.phase in (Phase.ROUND_OVER, Phase.GAME_OVER):
-        round_row.points = list(game.results[-1].points)
-        round_row.save(update_fields=["points"])
+        rounds.update(points=list(game.results[-1].points))
         if game.phase is Phase.ROUND_OVER and settings.POCHA_ROUND_PAUSE <= 0:
             _deal(table, game)  # no pause asked for: the next round starts at once
         elif game.phase is Phase.GAME_OVER:
@@ -803,17 +802,25 @@ def _apply(
 
 
 def _record_play(
-    round_row: Round, game: GameState, position: int, action: Play, *, by_bot: bool, by_clock: bool
+    table: Table,
+    round_id: Subquery,
+    game: GameState,
+    position: int,
+    action: Play,
+    *,
+    by_bot: bool,
+    by_clock: bool,
 ) -> None:
     index = len(game.log[-1].plays)
     trick_number = index // len(game.order) + 1
+    tricks = Trick.objects.filter(round__table_id=table.pk, round__number=game.number, number=trick_number)
     if not game.trick:
-        trick = Trick.objects.create(round=round_row, number=trick_number, leader=position)
+        trick_id: int | Subquery = Trick.objects.create(round_id=round_id, number=trick_number, leader=position).pk
     else:
-        trick = Trick.objects.get(round=round_row, number=trick_number)
+        trick_id = Subquery(tricks.values("pk")[:1])
     PlayRow.objects.create(
-        round=round_row,
-        trick=trick,
+        round_id=round_id,
+        trick_id=trick_id,
         index=index,
         seat=position,
         card=str(action.card),
@@ -822,8 +829,7 @@ def _record_play(
     )
     game.apply_unchecked(action)
     if not game.trick:  # the trick is complete
-        trick.winner = game.last_trick_winner
-        trick.save(update_fields=["winner"])
+        tricks.update(winner=game.last_trick_winner)
 
 
 def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]:

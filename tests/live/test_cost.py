@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from games import actions, selectors
-from games.engine import default_action
+from games.engine import Play, default_action
 from games.models import Table
 from games.selectors import game_state
 
@@ -64,3 +64,29 @@ def test_rendering_a_seat_costs_the_same_at_the_start_and_at_the_end(started_tab
     assert any("accounts_account" in q["sql"] for q in last.captured_queries)
     assert any("rematch_of_id" in q["sql"] for q in last.captured_queries)
     assert "ranking" in final_html and "data-board-seq" in html
+
+
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK")
+
+
+def test_a_card_inside_a_trick_is_five_statements(started_table):
+    """A person's card that neither opens nor closes a trick: the table's lock, their seat, the play's
+    insert (its round and trick by subquery, not read first), the seats and spectators for the push, the
+    table's update — and nothing else."""
+    table, user = started_table
+    seen = 0
+    while seen < 5 and Table.objects.get(pk=table.pk).status == Table.Status.PLAYING:
+        current = Table.objects.get(pk=table.pk)
+        game = game_state(current)
+        action = default_action(game)
+        if current.turn_seat == 0 and isinstance(action, Play) and 0 < len(game.trick) < len(game.order) - 1:
+            with CaptureQueriesContext(connection) as queries:
+                actions.do_action(current.pk, user, action, current.seq)
+            statements = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(TRANSACTION_CONTROL)]
+            kinds = [sql.split()[0] + (" play" if '"games_play"' in sql.split("(")[0] else "") for sql in statements]
+            assert kinds == ["SELECT", "SELECT", "INSERT play", "SELECT", "UPDATE"], statements
+            assert "FOR UPDATE" in statements[0] or connection.vendor == "sqlite"
+            seen += 1
+        else:
+            advance(current.pk, user)
+    assert seen == 5
