@@ -58,13 +58,18 @@ def _prepare_connections() -> None:
             and now - _checked_at.get(key, 0.0) < HEALTH_CHECK_SECONDS
         ):
             continue  # healthy a moment ago, and nothing has gone wrong since: no SELECT 1 this time
-        conn.close_if_unusable_or_obsolete()  # closes a broken or too old one; the next query checks it
+        # The pool's few threads live as long as the process: their connections are kept whatever
+        # CONN_MAX_AGE says (the server processes run with 0, for the threads of HTTP requests, which come
+        # and go; here it would reconnect every few seconds on the move path).  Broken ones still close.
+        conn.close_at = None
+        conn.close_if_unusable_or_obsolete()  # closes a broken one; the next query checks it
         _checked_at[key] = now
 
 
 def _after_call() -> None:
     for conn in connections.all(initialized_only=True):
         if conn.connection is not None and (conn.errors_occurred or not conn.get_autocommit()):
+            conn.close_at = None
             conn.close_if_unusable_or_obsolete()
             _checked_at.pop(id(conn), None)
 

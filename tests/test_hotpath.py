@@ -238,6 +238,32 @@ def test_prepare_connections_checks_a_healthy_connection_at_most_every_few_secon
     assert len(checked) == 4
 
 
+async def test_the_database_threads_keep_their_connection_when_requests_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server processes run with CONN_MAX_AGE = 0 (an HTTP request's thread must not keep its
+    connection); the pool's threads keep theirs across health checks all the same."""
+    settings_dict = connections["default"].settings_dict
+    monkeypatch.setitem(settings_dict, "CONN_MAX_AGE", 0)
+    monkeypatch.setattr(hotpath, "_checked_at", {})
+    await database_sync_to_async(connections.close_all)()
+    closed: list[int] = []
+    wrapper = type(connections["default"])
+    original_close = wrapper.close
+
+    def recording_close(self: Any) -> None:
+        closed.append(threading.get_ident())
+        original_close(self)
+
+    monkeypatch.setattr(wrapper, "close", recording_close)
+    thread, _ = await hotpath.db(one_query)
+    for _ in range(3):
+        for key in hotpath._checked_at:  # the health-check window has passed each time
+            hotpath._checked_at[key] -= hotpath.HEALTH_CHECK_SECONDS + 1
+        assert (await hotpath.db(one_query))[0] == thread
+    assert thread not in closed, "a database thread reconnected: CONN_MAX_AGE = 0 closed its connection"
+
+
 # -- a dropped connection: run once more ---------------------------------------------------------------------
 
 
