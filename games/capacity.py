@@ -50,6 +50,8 @@ class _State:
         self.loop_lag = 0.0
         self.db_wait = 0.0
         self.cpu = 0.0
+        self.move_time = 0.0
+        self.http_wait = 0.0
         self.full = False
         self.refused = 0
         self.watching = False
@@ -58,18 +60,55 @@ class _State:
 state = _State()
 
 
-#: A signal is back to normal under this share of its limit (loop lag, database wait, CPU).
-RELEASE = (0.5, 0.5, 0.8)
+#: A signal is back to normal under this share of its limit (loop lag, database wait, CPU, move time,
+#: HTTP wait).
+RELEASE = (0.5, 0.5, 0.8, 0.5, 0.5)
+
+#: Samples noted since the loop watcher's last reading: [sum, count] of move times and of HTTP waits.
+_moves = [0.0, 0]
+_http = [0.0, 0]
+#: Readings with no sample after which a sampled signal starts decaying towards 0 (a quiet second).
+QUIET_READINGS = 10
 
 
-def limits() -> tuple[float, float, float]:
-    return float(settings.POCHA_SHED_LOOP_LAG), float(settings.POCHA_SHED_DB_WAIT), float(settings.POCHA_SHED_CPU)
+def limits() -> tuple[float, float, float, float, float]:
+    return (
+        float(settings.POCHA_SHED_LOOP_LAG),
+        float(settings.POCHA_SHED_DB_WAIT),
+        float(settings.POCHA_SHED_CPU),
+        float(settings.POCHA_SHED_MOVE_TIME),
+        float(settings.POCHA_SHED_HTTP_WAIT),
+    )
+
+
+def note_move(seconds: float) -> None:
+    """A socket's move took this long on the server (its database call, the push sent); on the loop."""
+    _moves[0] += seconds
+    _moves[1] += 1
+
+
+def note_http_wait(seconds: float) -> None:
+    """An HTTP request waited this long for its turn (``pocha_site.http_limit``); on the loop."""
+    _http[0] += seconds
+    _http[1] += 1
+
+
+def _sampled(value: float, samples: list[Any], quiet: int) -> tuple[float, int]:
+    """The smoothed ``value`` after this reading's samples (reset), and the count of quiet readings."""
+    total, count = samples
+    samples[0], samples[1] = 0.0, 0
+    if count:
+        return value + WEIGHT * (total / count - value), 0
+    quiet += 1
+    return (value - WEIGHT * value if quiet >= QUIET_READINGS else value), quiet
 
 
 def _update() -> None:
     signals = [
         (value, limit, release)
-        for value, limit, release in zip((state.loop_lag, state.db_wait, state.cpu), limits(), RELEASE, strict=True)
+        for value, limit, release in zip(
+            (state.loop_lag, state.db_wait, state.cpu, state.move_time, state.http_wait), limits(), RELEASE, strict=True
+        )
         if limit > 0
     ]
     if not signals:
@@ -79,10 +118,13 @@ def _update() -> None:
     under = all(value < limit * release for value, limit, release in signals)
     if over and not state.full:
         log.warning(
-            "server full: loop lag %.0f ms, database wait %.0f ms, CPU %.0f %% of a core",
+            "server full: loop lag %.0f ms, database wait %.0f ms, CPU %.0f %% of a core, move %.0f ms,"
+            " HTTP wait %.0f ms",
             state.loop_lag * 1000,
             state.db_wait * 1000,
             state.cpu * 100,
+            state.move_time * 1000,
+            state.http_wait * 1000,
         )
         state.full = True
     elif under and state.full:
@@ -98,6 +140,9 @@ def is_full() -> bool:
 async def _watch_loop() -> None:
     loop = asyncio.get_running_loop()
     cpu_start = time.process_time()
+    quiet_moves = quiet_http = 0
+    _moves[:] = [0.0, 0]
+    _http[:] = [0.0, 0]
     while True:
         start = loop.time()
         await asyncio.sleep(LAG_PERIOD)
@@ -107,6 +152,8 @@ async def _watch_loop() -> None:
         cpu = (cpu_now - cpu_start) / max(now - start, 1e-3)  # every thread of this process
         state.cpu += WEIGHT * (cpu - state.cpu)
         cpu_start = cpu_now
+        state.move_time, quiet_moves = _sampled(state.move_time, _moves, quiet_moves)
+        state.http_wait, quiet_http = _sampled(state.http_wait, _http, quiet_http)
         _update()
 
 
@@ -120,14 +167,14 @@ async def _watch_db() -> None:
 
 
 async def watch() -> None:
-    """Measure all three, forever, on this process's loop."""
+    """Measure them all, forever, on this process's loop."""
     state.watching = True
     try:
         await asyncio.gather(_watch_loop(), _watch_db())
     finally:
         state.watching = False
         state.full = False  # nothing measures it any more (the loop is going away)
-        state.loop_lag = state.db_wait = state.cpu = 0.0
+        state.loop_lag = state.db_wait = state.cpu = state.move_time = state.http_wait = 0.0
 
 
 def refuse_when_full(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

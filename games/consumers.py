@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -12,7 +13,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
-from games import access, actions, hub, presence, push, selectors, talk, timers
+from games import access, actions, capacity, hub, presence, push, selectors, talk, timers
 from games.hotpath import db
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,11 @@ class TableConsumer(AsyncWebsocketConsumer):
                 await self.send_board(force=True)
                 return
             if action is not None:
-                await db(actions.do_action, self.table_id, self.user, action, seq)
+                started = time.monotonic()
+                try:
+                    await db(actions.do_action, self.table_id, self.user, action, seq)
+                finally:
+                    capacity.note_move(time.monotonic() - started)
             else:
                 await db(actions.ACTIONS_BY_VERB[verb], self.table_id, self.user, seq)
                 if verb == "sit":  # a seat taken from an open socket: its person is present at once

@@ -17,6 +17,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from games import timers  # noqa: E402
 from games.routing import websocket_urlpatterns  # noqa: E402
+from pocha_site.http_limit import LimitHttp  # noqa: E402
 from pocha_site.origin import SameOriginValidator  # noqa: E402
 
 
@@ -45,7 +46,7 @@ sys.setswitchinterval(float(os.environ.get("POCHA_SWITCH_INTERVAL", "0.0005")))
 application = BindClockLoop(
     ProtocolTypeRouter(
         {
-            "http": django_asgi_app,
+            "http": LimitHttp(django_asgi_app),
             "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )

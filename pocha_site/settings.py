@@ -394,7 +394,14 @@ POCHA_DB_THREADS = int(ENV.get("POCHA_DB_THREADS", "4"))
 POCHA_SHED_LOOP_LAG = float(ENV.get("POCHA_SHED_LOOP_LAG", "0.1"))
 POCHA_SHED_DB_WAIT = float(ENV.get("POCHA_SHED_DB_WAIT", "0.1"))
 POCHA_SHED_CPU = float(ENV.get("POCHA_SHED_CPU", "0.85"))
+# ... or whose moves take longer than this on the server (a socket's move: its database call and its push),
+# or whose HTTP requests wait longer than this for their turn (POCHA_HTTP_CONCURRENCY), smoothed too.
+POCHA_SHED_MOVE_TIME = float(ENV.get("POCHA_SHED_MOVE_TIME", "0.1"))
+POCHA_SHED_HTTP_WAIT = float(ENV.get("POCHA_SHED_HTTP_WAIT", "0.5"))
 POCHA_SHED_RETRY_AFTER = int(ENV.get("POCHA_SHED_RETRY_AFTER", "10"))
+# HTTP requests a server process runs at once (each in a thread that takes turns with the event loop);
+# the others wait on the loop (pocha_site/http_limit.py).  0: no limit.
+POCHA_HTTP_CONCURRENCY = int(ENV.get("POCHA_HTTP_CONCURRENCY", "1"))
 
 # The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.
 CELERY_BEAT_SCHEDULE = {

@@ -52,6 +52,8 @@ def no_load_shedding(settings) -> None:
     settings.POCHA_SHED_LOOP_LAG = 0
     settings.POCHA_SHED_DB_WAIT = 0
     settings.POCHA_SHED_CPU = 0
+    settings.POCHA_SHED_MOVE_TIME = 0
+    settings.POCHA_SHED_HTTP_WAIT = 0
 
 
 @pytest.fixture(autouse=True)

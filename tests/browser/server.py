@@ -81,6 +81,8 @@ def server_env(database_file: Path, pace: bool = False) -> dict[str, str]:
             "POCHA_SHED_LOOP_LAG": "0",
             "POCHA_SHED_DB_WAIT": "0",
             "POCHA_SHED_CPU": "0",
+            "POCHA_SHED_MOVE_TIME": "0",
+            "POCHA_SHED_HTTP_WAIT": "0",
         }
     )
     if not pace:
