@@ -1,6 +1,6 @@
 """Shedding load instead of collapsing: is this server process past what it can serve?
 
-Each ASGI process watches its own three bottlenecks from its event loop (``watch``, started by
+Each ASGI process watches its own bottlenecks from its event loop (``watch``, started by
 ``timers.bind_loop``):
 
 * **the event loop's lag**: how late a short sleep wakes up — every socket's frames, pushes and redraws
@@ -10,10 +10,16 @@ Each ASGI process watches its own three bottlenecks from its event loop (``watch
 * **the process's CPU**: the share of one core its threads use together.  Python runs one thread at a
   time, so a process near a whole core has no room left, yet its loop can still wake on time: HTTP
   requests (each in a thread of its own) take turns with it every few hundred microseconds, and every
-  move waits its turn many times over.  A ramp of new tables is mostly such requests.
+  move waits its turn many times over.  A ramp of new tables is mostly such requests;
+* **the moves' time**: how long a socket's move takes on the server (its database call, its push sent),
+  noted by the consumer (``note_move``) — what the players feel, whatever the cause (a machine whose
+  cores are all busy shows in none of the above);
+* **the HTTP requests' wait**: how long requests wait for their turn (``pocha_site.http_limit`` runs a
+  few at a time, ``note_http_wait``).
 
-All three are smoothed (an exponentially weighted mean over about a second).  When any passes its limit
-(``POCHA_SHED_LOOP_LAG``, ``POCHA_SHED_DB_WAIT`` in seconds, ``POCHA_SHED_CPU`` as a share of a core) the
+All are smoothed (an exponentially weighted mean over about a second).  When any passes its limit
+(``POCHA_SHED_LOOP_LAG``, ``POCHA_SHED_DB_WAIT``, ``POCHA_SHED_MOVE_TIME``, ``POCHA_SHED_HTTP_WAIT`` in
+seconds, ``POCHA_SHED_CPU`` as a share of a core) the
 process is *full*: new tables and quick play are refused with «Sala llena, prueba en un momento» (HTTP 503
 with ``Retry-After``), while every running game goes on.  It is free again only once all are back under
 their release levels (half the limit for the waits, 0.8 of it for the CPU: hysteresis, so that it does

@@ -2,7 +2,6 @@
 
 import gc
 import os
-import sys
 from typing import Any
 
 from django.core.asgi import get_asgi_application
@@ -36,12 +35,6 @@ class BindClockLoop:
 # the collector's full passes, which would otherwise stop the event loop for tens of milliseconds now
 # and then while bots think in their threads (the usual gc.freeze() after start-up).
 gc.freeze()
-
-# The database threads spend a move mostly waiting for PostgreSQL's answers; each time one comes back,
-# the thread waits for the interpreter lock, which the event loop (drawing boards) keeps for up to the
-# switch interval: 5 ms by default, for every one of a move's round trips.  A shorter interval hands the
-# lock over sooner (the convoy effect), at the price of a few more switches.
-sys.setswitchinterval(float(os.environ.get("POCHA_SWITCH_INTERVAL", "0.0005")))
 
 application = BindClockLoop(
     ProtocolTypeRouter(
