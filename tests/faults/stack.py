@@ -59,6 +59,10 @@ FAST = {
     "POCHA_PRESENCE_TTL": "3",
     "POCHA_PRESENCE_BEAT": "1",
     "POCHA_DISCONNECT_GRACE": "5",
+    # the signals that read a busy shared machine as a full server (a fault test is not a load test)
+    "POCHA_SHED_CPU": "0",
+    "POCHA_SHED_MOVE_TIME": "0",
+    "POCHA_SHED_HTTP_WAIT": "0",
 }
 
 

@@ -60,6 +60,12 @@ class Server:
             POCHA_BOT_DELAY="0.05",
             POCHA_TRICK_PAUSE="0",
             POCHA_ROUND_PAUSE="0",
+            # a few games on a shared machine, about restarts: never «Sala llena» (test_capacity sheds load)
+            POCHA_SHED_LOOP_LAG="0",
+            POCHA_SHED_DB_WAIT="0",
+            POCHA_SHED_CPU="0",
+            POCHA_SHED_MOVE_TIME="0",
+            POCHA_SHED_HTTP_WAIT="0",
             DJANGO_SETTINGS_MODULE="pocha_site.settings",
             PYTHONUNBUFFERED="1",
         )
