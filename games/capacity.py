@@ -19,9 +19,9 @@ Each ASGI process watches its own bottlenecks from its event loop (``watch``, st
 
 All are smoothed (an exponentially weighted mean over about a second).  When any passes its limit
 (``POCHA_SHED_LOOP_LAG``, ``POCHA_SHED_DB_WAIT``, ``POCHA_SHED_MOVE_TIME``, ``POCHA_SHED_HTTP_WAIT`` in
-seconds, ``POCHA_SHED_CPU`` as a share of a core) the
-process is *full*: new tables and quick play are refused with «Sala llena, prueba en un momento» (HTTP 503
-with ``Retry-After``), while every running game goes on.  It is free again only once all are back under
+seconds, ``POCHA_SHED_CPU`` as a share of a core) the process is *full*: new tables and quick play are
+refused with «Sala llena, prueba en un momento» (HTTP 503 with ``Retry-After``), while every running game
+goes on.  It is free again only once all are back under
 their release levels (half the limit for the waits, 0.8 of it for the CPU: hysteresis, so that it does
 not flap at the edge).
 """
@@ -87,16 +87,19 @@ def limits() -> tuple[float, float, float, float, float]:
     )
 
 
+def _note(samples: list[Any], seconds: float) -> None:
+    samples[0] += seconds
+    samples[1] += 1
+
+
 def note_move(seconds: float) -> None:
     """A socket's move took this long on the server (its database call, the push sent); on the loop."""
-    _moves[0] += seconds
-    _moves[1] += 1
+    _note(_moves, seconds)
 
 
 def note_http_wait(seconds: float) -> None:
     """An HTTP request waited this long for its turn (``pocha_site.http_limit``); on the loop."""
-    _http[0] += seconds
-    _http[1] += 1
+    _note(_http, seconds)
 
 
 def _sampled(value: float, samples: list[Any], quiet: int) -> tuple[float, int]:

@@ -20,6 +20,8 @@ from typing import Any
 
 from django.conf import settings
 
+from games import capacity
+
 
 class LimitHttp:
     def __init__(self, app: Any) -> None:
@@ -42,8 +44,6 @@ class LimitHttp:
         semaphore = self.semaphore() if scope["type"] == "http" else None
         if semaphore is None:
             return await self.app(scope, receive, send)
-        from games import capacity
-
         started = time.monotonic()
         async with semaphore:
             capacity.note_http_wait(time.monotonic() - started)
