@@ -287,6 +287,8 @@ class TableConsumer(AsyncWebsocketConsumer):
             seq = int(event.get("seq", 0))
             timers.saw_seq(self.table_id, seq)
             force = bool(event.get("force"))
+            if event.get("origin") == self.channel_name:  # its own arrival: its first board counts it
+                return
             if event.get("resync"):  # events may have been lost (``hub``): draw it again from the database
                 snapshot = await shared_snapshot(self.table_id, seq, str(event.get("id", "")))
                 await self.send_board(force=True, snapshot=snapshot)

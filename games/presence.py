@@ -166,9 +166,9 @@ def open_socket(table_id: int, user_id: int, channel_name: str) -> None:
         with _local_lock:
             _local.pop(channel_name, None)
         raise
-    if changed:
-        watchers.redraw(table_id)
-    refresh(table_id, user_id)
+    if changed:  # this socket draws its first board after this, counting itself: it skips the redraw
+        watchers.redraw(table_id, origin=channel_name)
+    refresh(table_id, user_id, origin=channel_name)
 
 
 def close_socket(channel_name: str) -> None:
@@ -193,10 +193,11 @@ def close_socket(channel_name: str) -> None:
 # -- a seat's presence ------------------------------------------------------------------------------
 
 
-def refresh(table_id: int, user_id: int) -> bool:
+def refresh(table_id: int, user_id: int, origin: str | None = None) -> bool:
     """Recompute a seat's presence from the socket rows (the seat's row locked, never the table's).
-    True when the person went from present to absent or back: then everyone is redrawn, and if it is
-    their turn the table's due step moves (the grace of a dropped player starts, or ends)."""
+    True when the person went from present to absent or back: then everyone is redrawn (but ``origin``,
+    an arriving socket that draws its own board next), and if it is their turn the table's due step
+    moves (the grace of a dropped player starts, or ends)."""
     status = Table.objects.filter(pk=OuterRef("table_id")).values("status")[:1]
     with transaction.atomic():
         seat = (
@@ -222,7 +223,7 @@ def refresh(table_id: int, user_id: int) -> bool:
     if flipped:
         seq = align_due(table_id, position)
         if seq is not None:
-            transaction.on_commit(lambda: push.table_changed(table_id, seq, force=True))
+            transaction.on_commit(lambda: push.table_changed(table_id, seq, force=True, origin=origin))
     return flipped
 
 

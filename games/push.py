@@ -89,13 +89,24 @@ def account_suspended(user_id: int, reason: str) -> None:
     _send(user_group(user_id), {"type": "account.suspended", "reason": reason})
 
 
-def table_changed(table_id: int, seq: int, *, force: bool = False, snapshot: dict[str, Any] | None = None) -> None:
+def table_changed(
+    table_id: int,
+    seq: int,
+    *,
+    force: bool = False,
+    snapshot: dict[str, Any] | None = None,
+    origin: str | None = None,
+) -> None:
     """Tell everyone watching the table that it is now at ``seq`` (call after commit).
     ``force``: something visible changed without a move (a player's connection), redraw at the same seq.
     ``snapshot``: the table as the change left it (``selectors.pack_snapshot``), so that no process reads
     it again to draw the boards.  It holds the whole engine state: it travels between server processes
-    only, and each socket draws its own viewer's board from it through the engine's seat view."""
+    only, and each socket draws its own viewer's board from it through the engine's seat view.
+    ``origin``: the channel name of a socket that caused the redraw and draws its own board anyway (one
+    arriving): it ignores the event, which may reach it after it has registered with the hub."""
     message: dict[str, Any] = {"type": "table.changed", "table": table_id, "seq": seq, "force": force}
+    if origin is not None:
+        message["origin"] = origin
     if force:  # each forced redraw is read afresh once per process (``consumers.shared_snapshot``)
         message["id"] = uuid.uuid4().hex
     if snapshot is not None:

@@ -93,11 +93,12 @@ def prune(older_than: timedelta | datetime) -> int:
     return presence.sweep_dead(cutoff).rows
 
 
-def redraw(table_id: int) -> None:
-    """Push a redraw of the table at its current seq, read without locking its row (one query)."""
+def redraw(table_id: int, origin: str | None = None) -> None:
+    """Push a redraw of the table at its current seq, read without locking its row (one query);
+    ``origin``: the socket that caused it, which draws its own board (``push.table_changed``)."""
     seq = Table.objects.filter(pk=table_id).values_list("seq", flat=True).first()
     if seq is not None:
-        push.table_changed(table_id, seq, force=True)
+        push.table_changed(table_id, seq, force=True, origin=origin)
 
 
 def watch(table_id: int, user_id: int, channel_name: str) -> bool:

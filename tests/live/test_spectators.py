@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from games import actions, talk, watchers
+from games import actions, hub, talk, watchers
 from games.models import Play, Round, Table, Watcher
 
 from .helpers import Tab, flash_message, is_board, person, seated_table, settle
@@ -100,6 +100,35 @@ async def test_a_stranger_watches_a_public_table() -> None:
             assert board_seq(redraw[0]) == seq
         assert await spectators(table_id) == 0
         assert await database_sync_to_async(Watcher.objects.filter(table_id=table_id, user=stranger.user).count)() == 0
+    finally:
+        await close_all([*players, stranger])
+
+
+async def test_the_redraw_of_a_sockets_own_arrival_is_not_drawn_for_it_again() -> None:
+    """With Redis, the redraw a socket's arrival pushes may reach it after it has registered with the hub
+    and drawn its first board (which counts it already): it skips that event, everyone else draws it.
+    The event is sent here again, late, as it would arrive."""
+    table_id, users, players = await started_table("tarde")
+    stranger = Tab(await database_sync_to_async(person)("tardona"), table_id)
+    try:
+        assert await stranger.open()
+        await boards_after(stranger, 0)
+        for tab in players:
+            await boards_after(tab, 0, count=2)
+        await quiet()
+        channel = await database_sync_to_async(
+            Watcher.objects.filter(table_id=table_id, user=stranger.user).values_list("channel_name", flat=True).get
+        )()
+        seq = await table_seq(table_id)
+        counts = {t: len(t.frames) for t in [*players, stranger]}
+        await hub.publish({"type": "table.changed", "table": table_id, "seq": seq, "force": True, "origin": channel})
+        for tab in players:
+            assert board_seq((await boards_after(tab, counts[tab]))[0]) == seq
+        await quiet()
+        assert stranger.frames[counts[stranger] :] == []
+        # the same redraw caused by someone else is drawn for it
+        await hub.publish({"type": "table.changed", "table": table_id, "seq": seq, "force": True, "origin": "otro"})
+        assert board_seq((await boards_after(stranger, counts[stranger]))[0]) == seq
     finally:
         await close_all([*players, stranger])
 
