@@ -69,6 +69,19 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(rest[11]) + int(rest[12]), int(rest[1])
 
 
+def _started(pid: int) -> int | None:
+    """When a process started, in clock ticks since boot (field 22 of /proc/PID/stat), or None if gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2 :].split()[19])
+
+
+def _uptime_ticks() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0]) * TICK
+
+
 def _children(parents: set[int]) -> set[int]:
     found: set[int] = set()
     for entry in os.listdir("/proc"):
@@ -191,6 +204,52 @@ def cpu_delta(a: Snapshot, b: Snapshot) -> dict[str, float]:
         role: sum(b.cpu[role][pid] - a.cpu[role][pid] for pid in a.cpu[role] if pid in b.cpu.get(role, {})) / TICK
         for role in a.cpu
     }
+
+
+class CpuTracker:
+    """The roles' CPU over a window, sampled every ``period`` s from ``start()`` to ``stop()``: a process
+    that starts inside the window counts from zero and one that ends counts up to its last sample (during a
+    ramp PostgreSQL starts and ends a backend for each HTTP request, which two snapshots would not see).
+    The PostgreSQL backends are listed again at every sample."""
+
+    def __init__(self, pg: Postgres, roles: dict[str, list[int]], period: float = 0.5) -> None:
+        self.pg, self.roles, self.period = pg, roles, period
+        self.first: dict[tuple[str, int, int], int] = {}
+        self.last: dict[tuple[str, int, int], int] = {}
+        self.t0 = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def sample(self) -> None:
+        for role, pids in {**self.roles, "postgres_backends": self.pg.backends()}.items():
+            for pid in pids:
+                st, started = _stat(pid), _started(pid)
+                if st is None or started is None:
+                    continue
+                key = (role, pid, started)  # a pid used again is another process
+                if key not in self.first:
+                    self.first[key] = 0 if started >= self.t0 else st[0]
+                self.last[key] = st[0]
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period)
+            self.sample()
+
+    def start(self) -> CpuTracker:
+        self.t0 = _uptime_ticks()
+        self.sample()
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    def stop(self) -> dict[str, float]:
+        """Seconds of CPU per role over the window (the last sample taken now)."""
+        if self._task is not None:
+            self._task.cancel()
+        self.sample()
+        seconds = {role: 0.0 for role in (*self.roles, "postgres_backends")}
+        for key, ticks in self.last.items():
+            seconds[key[0]] += (ticks - self.first[key]) / TICK
+        return seconds
 
 
 # -- the WebSocket client (after tests/live/wsclient.py) ---------------------------------------------
@@ -555,6 +614,7 @@ class Run:
         self.measuring = True
         rusage0 = resource.getrusage(resource.RUSAGE_SELF)
         s0 = snapshot(pg, roles)
+        tracker = CpuTracker(pg, roles).start()
         start = time.monotonic()
         self.end = start + self.args.duration
         await asyncio.gather(*(self.drive(t, start) for t in self.tables))
@@ -563,10 +623,11 @@ class Run:
         self.measuring = False
         await asyncio.sleep(1.5)
         s1 = snapshot(pg, roles)
+        cpu = tracker.stop()
         rusage1 = resource.getrusage(resource.RUSAGE_SELF)
         await settle_pg(pg, s1)
         self.stop = True
-        report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1)
+        report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1, cpu)
         report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
         if self.rounds:
             rounds1 = self.rounds()
@@ -585,7 +646,9 @@ class Run:
         elapsed: float,
         r0: resource.struct_rusage,
         r1: resource.struct_rusage,
+        cpu: dict[str, float],
     ) -> dict[str, Any]:
+        """``cpu``: seconds per role over the window (``CpuTracker``)."""
         lat = sorted(st.latencies)
 
         def pct(q: float) -> float | None:
@@ -593,7 +656,6 @@ class Run:
                 return None
             return round(1000 * lat[min(len(lat) - 1, int(q * len(lat)))], 1)
 
-        cpu = cpu_delta(s0, s1)
         idle_cpu = cpu_delta(idle0, idle1)
         idle_s = idle1.at - idle0.at
         xacts = (s1.pg["xact_commit"] + s1.pg["xact_rollback"]) - (s0.pg["xact_commit"] + s0.pg["xact_rollback"])
@@ -781,6 +843,7 @@ class RampRun(Run):
         ramp_stats = self.stats
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         s0 = snapshot(pg, roles)
+        tracker = CpuTracker(pg, roles).start()
         start = time.monotonic()
         attempts = []
         for i, cookies in enumerate(self.people):
@@ -790,6 +853,8 @@ class RampRun(Run):
         ramp_s = time.monotonic() - start
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         s1 = snapshot(pg, roles)
+        cpu_during = tracker.stop()
+        tracker = CpuTracker(pg, roles).start()
         # after the ramp: the admitted tables go on for --duration s
         self.stats = after_stats = Stats()
         window_start = time.monotonic()
@@ -800,11 +865,12 @@ class RampRun(Run):
         self.measuring = False
         await asyncio.sleep(1.5)
         s2 = snapshot(pg, roles)
+        cpu_after = tracker.stop()
         r2 = resource.getrusage(resource.RUSAGE_SELF)
         await settle_pg(pg, s2)
         self.stop = True
-        during = self.report(ramp_stats, ramp_s, idle0, idle1, s0, s1, ramp_s, r0, r1)
-        after = self.report(after_stats, self.args.duration, idle0, idle1, s1, s2, elapsed, r1, r2)
+        during = self.report(ramp_stats, ramp_s, idle0, idle1, s0, s1, ramp_s, r0, r1, cpu_during)
+        after = self.report(after_stats, self.args.duration, idle0, idle1, s1, s2, elapsed, r1, r2, cpu_after)
         for phase in (during, after):
             phase["clock_seconds"] = "site default"
         counts = {k: sum(a.outcome == k for a in self.admissions) for k in ("admitted", "refused", "failed")}

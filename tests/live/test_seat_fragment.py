@@ -1,0 +1,78 @@
+"""The seats on the felt are drawn once per look (``games.templatetags.seats``): a board drawn with the
+kept seats is the board drawn afresh, for every viewer, in both languages, all through a game; and the
+key covers everything the seat's template shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.utils.translation import override
+
+from games import actions, selectors, timers
+from games.engine import default_action
+from games.engine.snapshot import load
+from games.models import Seat, Table
+from games.templatetags import seats
+
+from .helpers import seated_table
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+
+TEMPLATE = Path(settings.BASE_DIR) / "templates/games/_seat.html"
+
+
+def test_the_key_holds_everything_the_seat_shows() -> None:
+    text = TEMPLATE.read_text()
+    shown = set(re.findall(r"\bp\.(\w+)", text))
+    assert shown, "the template names the player's fields as p.<field>"
+    assert shown <= set(seats.FIELDS), shown - set(seats.FIELDS)
+    # and nothing of the board's context but the player and the table's bot level
+    names = {m for m in re.findall(r"\{%\s*(?:if|elif)\s+(?:not\s+)?(\w+)", text)}
+    names |= set(re.findall(r"\{\{\s*(\w+)", text))
+    names |= set(re.findall(r"=(\w+)(?:\.\w+)?\s*(?:%\}| )", text))
+    bound = set(re.findall(r"\bwith\s+(\w+)=", text))  # a blocktrans's own names
+    assert names - bound <= {"p", "bot_level", "bot_level_name"}, names - bound
+
+
+def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timers, "arm", lambda *args, **kwargs: None)
+    table_id, users = seated_table(4, 4, prefix="asiento")
+    viewers = [*(u.pk for u in users), None]
+    boards = moves = 0
+    seats._drawn.cache_clear()
+    while True:
+        snapshot = selectors.load_snapshot(table_id)
+        assert snapshot is not None
+        for language in ("es", "en"):
+            for viewer in viewers:
+                kept = selectors.render_snapshot(snapshot, viewer, language)  # with the seats kept so far
+                with monkeypatch.context() as afresh_only:
+                    afresh_only.setattr(seats, "_drawn", seats._drawn.__wrapped__)
+                    afresh = selectors.render_snapshot(snapshot, viewer, language)
+                assert kept == afresh, (moves, language, viewer)
+                boards += 1
+        table = Table.objects.get(pk=table_id)
+        if table.status != Table.Status.PLAYING or moves >= 40:
+            break
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
+        moves += 1
+    assert moves == 40 and boards == 41 * 10
+    info = seats._drawn.cache_info()
+    assert info.hits > info.misses, info  # most seats of most boards were kept ones
+
+
+def test_a_seat_is_drawn_in_the_language_it_is_kept_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timers, "arm", lambda *args, **kwargs: None)
+    table_id, users = seated_table(4, 4, prefix="idioma")
+    snapshot = selectors.load_snapshot(table_id)
+    assert snapshot is not None
+    spanish = selectors.render_snapshot(snapshot, users[0].pk, "es")
+    english = selectors.render_snapshot(snapshot, users[0].pk, "en")
+    assert spanish is not None and english is not None
+    assert ">tú<" in spanish[1] and ">you<" in english[1]
+    with override("en"):  # the language active when drawing decides, not the one kept last
+        assert ">tú<" not in selectors.render_snapshot(snapshot, users[0].pk, "en")[1]
