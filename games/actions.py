@@ -27,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts import ledger, moderation
 from accounts.models import Account, Profile
 from accounts.models import Transaction as LedgerTransaction
-from games import access, push, selectors, timers
+from games import access, push, rows, selectors, timers
 from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, PochaError, levels
 from games.engine.snapshot import dump, load
 from games.engine.view import SeatView, seat_view
@@ -68,9 +68,12 @@ class Thinking:
 
 def _lock(table_id: int) -> Table:
     try:
-        return Table.objects.select_for_update().get(pk=table_id)
-    except (Table.DoesNotExist, ValueError, TypeError):
-        raise ActionError("unknown_table", _("Esa mesa no existe.")) from None
+        table = rows.lock_table(int(table_id))
+    except (ValueError, TypeError, OverflowError):
+        table = None
+    if table is None:
+        raise ActionError("unknown_table", _("Esa mesa no existe."))
+    return table
 
 
 def _check_seq(table: Table, seq: int | None) -> None:
@@ -82,12 +85,12 @@ def _user_seat(table: Table, user: User, *, active: bool = True) -> Seat:
     """The person's seat at the table.  ``active``: refuse a suspended person (read in the same query)."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
-    seat = Seat.objects.filter(table=table, user_id=user.pk).select_related("user__profile").first()
-    if seat is None:
+    found = rows.user_seat(table.pk, user.pk)
+    if found is None:
         raise ActionError("not_seated", _("No estás sentado en esta mesa."))
-    profile = getattr(seat.user, "profile", None)
-    if active and profile is not None and profile.suspended_at is not None:
-        raise access.suspended_error(profile.suspended_reason)
+    seat, suspended_at, reason = found
+    if active and suspended_at is not None:
+        raise access.suspended_error(reason)
     return seat
 
 
@@ -103,7 +106,7 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
         else (None, 0)
     )
     fields["due_at"], fields["turn_deadline"] = _due_at(table, fields, pause, seats)
-    updated = Table.objects.filter(pk=table.pk, seq=old_seq).update(**fields)
+    updated = rows.update_table(table.pk, old_seq, fields)
     if updated != 1:  # cannot happen under the row lock; refuse rather than lose a move
         raise ActionError("stale", _("La mesa ha cambiado mientras jugabas."), resync=True)
     for name, value in fields.items():

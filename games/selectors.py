@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import DateTimeField, Model
-from django.db.models.expressions import RawSQL
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
@@ -22,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, override
 
 from accounts import ledger
-from games import rematch, talk, watchers
+from games import rematch, rows, talk, watchers
 from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
@@ -419,13 +418,9 @@ SPECTATORS_SQL = (
 
 def seats_and_spectators(table_id: int) -> tuple[list[Seat], int]:
     """The table's seats, and its number of spectators (``watchers.spectators``), in one query."""
-    seats = list(
-        Seat.objects.filter(table_id=table_id).annotate(
-            table_spectators=RawSQL(SPECTATORS_SQL.format(table='"games_seat"."table_id"'), ())
-        )
-    )
-    if seats:
-        return seats, int(seats[0].table_spectators)
+    seats, spectators = rows.seats_with_spectators(table_id, SPECTATORS_SQL.format(table="%s"))
+    if spectators is not None:
+        return seats, spectators
     return seats, spectator_count(table_id)  # no seat (yet): the count alone
 
 
