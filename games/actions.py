@@ -34,7 +34,6 @@ from games.engine.view import SeatView, seat_view
 from games.errors import ActionError
 from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Round, Seat, Table, Trick
 from games.models import Bid as BidRow
-from games.models import Play as PlayRow
 from leaderboard import scores
 
 log = logging.getLogger(__name__)
@@ -817,13 +816,14 @@ def _record_play(
     index = len(game.log[-1].plays)
     trick_number = index // len(game.order) + 1
     tricks = Trick.objects.filter(round__table_id=table.pk, round__number=game.number, number=trick_number)
-    if not game.trick:
-        trick_id: int | Subquery = Trick.objects.create(round_id=round_id, number=trick_number, leader=position).pk
-    else:
-        trick_id = Subquery(tricks.values("pk")[:1])
-    PlayRow.objects.create(
-        round_id=round_id,
-        trick_id=trick_id,
+    trick_id = None
+    if not game.trick:  # the trick's first card: its row first
+        trick_id = Trick.objects.create(round_id=round_id, number=trick_number, leader=position).pk
+    rows.insert_play(
+        table.pk,
+        game.number,
+        trick_number,
+        trick_id,
         index=index,
         seat=position,
         card=str(action.card),

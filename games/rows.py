@@ -18,8 +18,10 @@ from typing import Any, TypeVar
 
 from django.db import connection
 from django.db.models import Field, Model
+from django.utils import timezone
 
 from accounts.models import Profile
+from games.models import Play as PlayRow
 from games.models import Seat, Table
 
 M = TypeVar("M", bound=Model)
@@ -135,3 +137,36 @@ def update_table(table_id: int, seq: int, fields: dict[str, Any]) -> int:
             f"UPDATE games_table SET {', '.join(assignments)} WHERE id = %s AND seq = %s", [*params, table_id, seq]
         )
         return int(cursor.rowcount)
+
+
+def insert_play(
+    table_id: int,
+    round_number: int,
+    trick_number: int,
+    trick_id: int | None,
+    *,
+    index: int,
+    seat: int,
+    card: str,
+    by_bot: bool,
+    by_clock: bool,
+) -> None:
+    """``INSERT`` a card played: its round's id (and its trick's, unless ``trick_id`` is given) taken by
+    subqueries from the table and the numbers, not read first."""
+    qn = connection.ops.quote_name
+    created = PlayRow._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
+    if trick_id is None:
+        trick_sql = (
+            "(SELECT k.id FROM games_trick k JOIN games_round r ON r.id = k.round_id"
+            " WHERE r.table_id = %s AND r.number = %s AND k.number = %s)"
+        )
+        trick_params: list[Any] = [table_id, round_number, trick_number]
+    else:
+        trick_sql, trick_params = "%s", [trick_id]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {qn('games_play')} (round_id, trick_id, {qn('index')}, seat, card, by_bot, by_clock, created_at)"
+            f" VALUES ((SELECT r.id FROM games_round r WHERE r.table_id = %s AND r.number = %s), {trick_sql},"
+            " %s, %s, %s, %s, %s, %s)",
+            [table_id, round_number, *trick_params, index, seat, card, by_bot, by_clock, created],
+        )

@@ -17,7 +17,7 @@ from accounts.models import Profile
 from games import actions, rows, selectors, timers
 from games.engine import default_action
 from games.engine.snapshot import dump, load
-from games.models import Seat, Table, Watcher
+from games.models import Play, Seat, Table, Trick, Watcher
 
 from .helpers import person, seated_table
 
@@ -109,3 +109,29 @@ def test_the_update_writes_what_the_orms_update_writes() -> None:
     Table.objects.filter(pk=table_id, seq=table.seq).update(**fields)
     assert mine == values(Table.objects.get(pk=table_id))
     assert mine["due_at"] is not None and abs(mine["due_at"] - due) < timedelta(milliseconds=1)
+
+
+def test_a_card_played_is_the_row_the_orm_would_write() -> None:
+    """Cards through ``do_action`` (``rows.insert_play``): each row names its round and trick, in order,
+    with the seat, the card and when; the trick's first card makes the trick's row."""
+    table_id, users = seated_table(4, 4, prefix="carta")
+    started = timezone.now()
+    while True:
+        table = Table.objects.get(pk=table_id)
+        if Play.objects.filter(round__table_id=table_id, round__number=table.round_number).count() >= 6:
+            break
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
+    game = load(Table.objects.get(pk=table_id).state)
+    plays = list(
+        Play.objects.filter(round__table_id=table_id, round__number=game.number).select_related("round", "trick")
+    )
+    assert [p.index for p in plays] == list(range(len(plays)))
+    assert [p.card for p in plays] == [str(card) for card in game.log[-1].plays[: len(plays)]]
+    assert all(0 <= p.seat < 4 for p in plays) and len({p.seat for p in plays[:4]}) == 4
+    for play in plays:
+        assert play.round.number == game.number and play.round.table_id == table_id
+        assert play.trick.number == play.index // 4 + 1 and play.trick.round_id == play.round_id
+        assert not play.by_bot and not play.by_clock
+        assert started <= play.created_at <= timezone.now() and play.created_at.tzinfo is not None
+    assert Trick.objects.filter(round__table_id=table_id, round__number=game.number).count() == (len(plays) + 3) // 4
