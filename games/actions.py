@@ -68,7 +68,7 @@ class Thinking:
 def _lock(table_id: int) -> Table:
     try:
         table = rows.lock_table(int(table_id))
-    except (ValueError, TypeError, OverflowError):
+    except (ValueError, TypeError):
         table = None
     if table is None:
         raise ActionError("unknown_table", _("Esa mesa no existe."))

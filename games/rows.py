@@ -3,10 +3,11 @@
 The ORM compiles every query afresh: on this path that cost more than the database itself (measured on
 PostgreSQL, per statement: the table's lock 0.78 ms through the ORM against 0.24 ms as plain SQL, the
 person's seat with their suspension 1.3 against 0.26, the seats with the spectator count 0.9 against 0.37,
-the table's update 0.44 against 0.25), and it is all the server process's CPU.  Here the statements are
-written once; the rows still become the models' instances through Django's own converters
-(``Model.from_db``), and values are written through the fields' own ``get_db_prep_save``, so SQLite and
-PostgreSQL read and write exactly what the ORM would.  Tests: ``tests/test_rows.py``.
+the table's update 0.44 against 0.25), and it is all the server process's CPU.  A card's insert is here
+too (not timed alone).  The statements are written once; the rows still become the models' instances
+through Django's own converters (``Model.from_db``), and values are written through the fields' own
+``get_db_prep_save``, so SQLite and PostgreSQL read and write exactly what the ORM would.
+Tests: ``tests/live/test_rows.py``.
 """
 
 from __future__ import annotations

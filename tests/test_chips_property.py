@@ -621,6 +621,9 @@ def test_the_books_balance_whatever_people_do(settings, monkeypatch):
             max_examples=40,
             stateful_step_count=30,
             deadline=None,
+            # the coverage asserted below (a staked game finished, a table cancelled) must not hang on
+            # the random seed: the same 40 runs every time
+            derandomize=True,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
         ),
     )
