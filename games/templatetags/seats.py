@@ -20,7 +20,7 @@ register = template.Library()
 
 #: What ``games/_seat.html`` shows of a player (``selectors._game_context``'s players, with ``slot`` and
 #: ``clock``).  A field the template comes to show must be added here, or seats would be drawn stale:
-#: ``tests/test_seat_fragment.py`` checks the template against this list.
+#: ``tests/live/test_seat_fragment.py`` checks the template against this list.
 FIELDS = (
     "position",
     "slot",
