@@ -126,6 +126,17 @@ def _run(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) 
     return outcome
 
 
+def kept(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` here, on a long-lived thread of the caller's own (a process's beat), whose
+    connection is kept between calls as on the pool's threads (checked at most every
+    ``HEALTH_CHECK_SECONDS``, closed when broken or left in a transaction)."""
+    _prepare_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _after_call()
+
+
 _on_db_thread = SyncToAsync(_run, thread_sensitive=True)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()

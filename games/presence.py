@@ -371,15 +371,31 @@ def sweep() -> Swept:
 
 
 def beat_and_close() -> bool:
-    """``beat`` on the beat's own thread (no request cleans up after it: its connection is closed)."""
-    try:
+    """``beat`` on the beat's own thread.  The thread lives as long as the process and keeps its one
+    connection, as the socket path's database threads do (``hotpath.kept``): closing it after every beat
+    made PostgreSQL start a backend every two seconds per process.  A broken one is closed and the next
+    beat opens a new one; ``close_beat_connection`` closes it for good (the end of a test)."""
+    from games import hotpath
+
+    def beat() -> bool:
         now = timezone.now()
         if ServerProcess.objects.filter(pk=PROCESS_ID).update(seen_at=now):
             return False
         ServerProcess.objects.get_or_create(pk=PROCESS_ID, defaults={"seen_at": now, "name": PROCESS_NAME})
         return True
-    finally:
-        connections.close_all()
+
+    return hotpath.kept(beat)
+
+
+def close_beat_connection() -> None:
+    """Close the beat thread's database connection, if it has one (it opens a new one at its next beat)."""
+    with _local_lock:
+        beater = _beater
+    if beater is not None:
+        try:
+            beater.submit(connections.close_all).result(timeout=10)
+        except TimeoutError:
+            log.error("presence: the beat thread did not close its connection")
 
 
 def after_beat(number: int, found_gone: bool) -> None:
@@ -404,16 +420,14 @@ async def keep_alive() -> None:
     """The process's beat and sweep, forever, on its event loop (started by ``timers.bind_loop``).  In
     services mode it also plays the due steps overdue by more than ``POCHA_SERVER_SWEEP_SLACK`` seconds,
     so that no game waits on the Celery worker or beat alone (``do_due`` is a compare-and-set on seq)."""
-    from channels.db import database_sync_to_async
-
-    from games import timers
+    from games import hotpath, timers
 
     loop = asyncio.get_running_loop()
     number = 0
     while True:
         try:
             found_gone = await loop.run_in_executor(beat_thread(), beat_and_close)
-            await database_sync_to_async(after_beat)(number, found_gone)
+            await hotpath.db(after_beat, number, found_gone)
         except Exception:
             log.exception("presence beat failed")
         if timers.celery_clock():

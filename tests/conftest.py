@@ -61,6 +61,7 @@ def no_database_threads_left() -> Iterator[None]:
     """The socket path's database threads (PostgreSQL) close their connections after every test, so no
     session outlives it (a kept one blocks the next test's flush, and the test database's teardown)."""
     yield
-    from games import hotpath
+    from games import hotpath, presence
 
     hotpath.shutdown()
+    presence.close_beat_connection()  # and the presence beat's thread, which keeps its own

@@ -69,6 +69,14 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(rest[11]) + int(rest[12]), int(rest[1])
 
 
+def _postmaster_ticks(pid: int) -> int:
+    """The postmaster's own CPU plus that of every child it has reaped (``cutime`` + ``cstime``): the
+    backends that ended, whole, however short they lived (a sample every 0.5 s misses most of them)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    rest = text[text.rindex(")") + 2 :].split()
+    return sum(int(v) for v in rest[11:15])  # utime, stime, cutime, cstime
+
+
 def _started(pid: int) -> int | None:
     """When a process started, in clock ticks since boot (field 22 of /proc/PID/stat), or None if gone."""
     try:
@@ -144,6 +152,7 @@ class Postgres:
         }
         self.conn = psycopg.connect(dbname=db["NAME"], autocommit=True, **params)
         self.own = self.conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        self.postmaster = _stat(self.own)[1]  # type: ignore[index]  # the parent of every backend
 
     def backends(self) -> list[int]:
         rows = self.conn.execute(
@@ -182,6 +191,7 @@ class Snapshot:
 def snapshot(pg: Postgres, roles: dict[str, list[int]]) -> Snapshot:
     roles = {**roles, "postgres_backends": pg.backends()}
     cpu = {role: {pid: st[0] for pid in pids if (st := _stat(pid))} for role, pids in roles.items()}
+    cpu["postgres_ended"] = {pg.postmaster: _postmaster_ticks(pg.postmaster)}
     at = time.monotonic()
     return Snapshot(at, cpu, pg.counters(), at)
 
@@ -210,16 +220,22 @@ class CpuTracker:
     """The roles' CPU over a window, sampled every ``period`` s from ``start()`` to ``stop()``: a process
     that starts inside the window counts from zero and one that ends counts up to its last sample (during a
     ramp PostgreSQL starts and ends a backend for each HTTP request, which two snapshots would not see).
-    The PostgreSQL backends are listed again at every sample."""
+    The PostgreSQL backends are listed again at every sample.  What no sample saw (backends that ended
+    between samples: a connection per Celery task, per HTTP request, and the postmaster's forks) is
+    ``postgres_ended``: the postmaster's own CPU and its reaped children's, less what the samples had
+    counted of the backends that ended."""
 
     def __init__(self, pg: Postgres, roles: dict[str, list[int]], period: float = 0.5) -> None:
         self.pg, self.roles, self.period = pg, roles, period
         self.first: dict[tuple[str, int, int], int] = {}
         self.last: dict[tuple[str, int, int], int] = {}
         self.t0 = 0.0
+        self.postmaster0 = 0
+        self.seen: set[tuple[str, int, int]] = set()  # the keys the latest sample found alive
         self._task: asyncio.Task[None] | None = None
 
     def sample(self) -> None:
+        self.seen = set()
         for role, pids in {**self.roles, "postgres_backends": self.pg.backends()}.items():
             for pid in pids:
                 st, started = _stat(pid), _started(pid)
@@ -229,6 +245,7 @@ class CpuTracker:
                 if key not in self.first:
                     self.first[key] = 0 if started >= self.t0 else st[0]
                 self.last[key] = st[0]
+                self.seen.add(key)
 
     async def _run(self) -> None:
         while True:
@@ -237,6 +254,7 @@ class CpuTracker:
 
     def start(self) -> CpuTracker:
         self.t0 = _uptime_ticks()
+        self.postmaster0 = _postmaster_ticks(self.pg.postmaster)
         self.sample()
         self._task = asyncio.create_task(self._run())
         return self
@@ -246,9 +264,15 @@ class CpuTracker:
         if self._task is not None:
             self._task.cancel()
         self.sample()
-        seconds = {role: 0.0 for role in (*self.roles, "postgres_backends")}
+        postmaster = _postmaster_ticks(self.pg.postmaster) - self.postmaster0
+        seconds = {role: 0.0 for role in (*self.roles, "postgres_backends", "postgres_ended")}
         for key, ticks in self.last.items():
             seconds[key[0]] += (ticks - self.first[key]) / TICK
+            if key[0] == "postgres_backends" and key not in self.seen:
+                # ended: its whole life is in the postmaster's reaped figure; the samples counted it
+                # from ``first`` to ``last``, and before ``first`` it was outside the window
+                postmaster -= ticks
+        seconds["postgres_ended"] = max(0, postmaster) / TICK
         return seconds
 
 
@@ -1160,14 +1184,15 @@ def print_table(r: dict[str, Any]) -> None:
         ("lost / refused / socket errors", f"{r['lost']} / {r['refused']} / {r['socket_errors']}"),
         ("skipped: table busy / no move on board", f"{r['skipped_busy']} / {r['skipped_no_move']}"),
         (
-            "CPU ms/move daphne / worker / beat / pg",
-            f"{cpu['daphne']} / {cpu['celery_worker']} / {cpu['celery_beat']} / {cpu['postgres_backends']}",
+            "CPU ms/move daphne / worker / beat / pg / pg ended",
+            f"{cpu['daphne']} / {cpu['celery_worker']} / {cpu['celery_beat']} / {cpu['postgres_backends']}"
+            f" / {cpu.get('postgres_ended', '-')}",
         ),
         (
             "  same, net of the idle rate",
             " / ".join(
                 str(r["cpu_ms_per_move_net_of_idle"][k])
-                for k in ("daphne", "celery_worker", "celery_beat", "postgres_backends")
+                for k in ("daphne", "celery_worker", "celery_beat", "postgres_backends", "postgres_ended")
             ),
         ),
         (
@@ -1189,7 +1214,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def server_cpu_ms(r: dict[str, Any], key: str = "cpu_ms_per_move") -> float:
-    """Daphne + Celery worker + beat + PostgreSQL backends, ms of CPU per completed move."""
+    """Daphne + Celery worker + beat + PostgreSQL (backends, and those that ended unseen with the
+    postmaster's own), ms of CPU per completed move."""
     return round(sum(r[key].values()), 2)
 
 

@@ -51,9 +51,10 @@ async def close_server_thread_connections() -> Any:
     from django.db import connections
 
     await database_sync_to_async(connections.close_all)()
-    from games import hotpath
+    from games import hotpath, presence
 
     hotpath.shutdown()  # and those of the socket path's own database threads (PostgreSQL)
+    presence.close_beat_connection()  # and the presence beat's thread
 
 
 @pytest.fixture(autouse=True)

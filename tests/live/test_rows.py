@@ -135,3 +135,27 @@ def test_a_card_played_is_the_row_the_orm_would_write() -> None:
         assert not play.by_bot and not play.by_clock
         assert started <= play.created_at <= timezone.now() and play.created_at.tzinfo is not None
     assert Trick.objects.filter(round__table_id=table_id, round__number=game.number).count() == (len(plays) + 3) // 4
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL only")
+def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection() -> None:
+    """After a few moves the lock, the person's seat and the seats are prepared statements of the
+    connection, run on their generic plan (not planned again at every move), while the ORM's own queries
+    stay unprepared; the rows read are still the ORM's."""
+    table_id, _users = game_under_way()
+    for _ in range(8):
+        table = Table.objects.get(pk=table_id)
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        prepared = cursor.fetchall()
+    lock = [p for p in prepared if p[0].startswith('SELECT "t"."id"') and "FOR UPDATE" in p[0]]
+    seats = [p for p in prepared if p[0].startswith('SELECT "s"."id"') and "ORDER BY s.position" in p[0]]
+    person_seat = [p for p in prepared if "accounts_profile" in p[0]]
+    updates = [p for p in prepared if p[0].startswith("UPDATE games_table SET")]
+    for found in (lock, seats, person_seat, updates):
+        assert len(found) >= 1, prepared
+    assert lock[0][1] >= 1 and seats[0][1] >= 1 and person_seat[0][1] >= 1  # generic plans in use
+    assert not [p for p in prepared if "games_table" in p[0] and '"games_table"."id"' in p[0]]  # the ORM's
+    assert values(Table.objects.get(pk=table_id)) == values(rows.lock_table(table_id))  # type: ignore[arg-type]
