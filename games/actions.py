@@ -32,8 +32,7 @@ from games.engine import Action, Bid, ChooseTrump, GameState, Phase, Play, Pocha
 from games.engine.snapshot import dump, load
 from games.engine.view import SeatView, seat_view
 from games.errors import ActionError
-from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Round, Seat, Table, Trick
-from games.models import Bid as BidRow
+from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Round, Seat, Table
 from leaderboard import scores
 
 log = logging.getLogger(__name__)
@@ -772,10 +771,10 @@ def _apply(
     # The round's row is not read: the inserts take its id by a subquery and its updates filter on it, so
     # a move costs its inserts and no extra round trip (the per-move path, issue 12).
     rounds = Round.objects.filter(table_id=table.pk, number=game.number)
-    round_id = Subquery(rounds.values("pk")[:1])
     if isinstance(action, Bid):
-        BidRow.objects.create(
-            round_id=round_id,
+        rows.insert_bid(
+            table.pk,
+            game.number,
             index=len(game.bids_made),
             seat=position,
             amount=action.amount,
@@ -789,7 +788,7 @@ def _apply(
         game.apply_unchecked(action)
         rounds.update(trump_suit=action.suit.value, trump_by_clock=by_clock)
     else:
-        _record_play(table, round_id, game, position, action, by_bot=by_bot, by_clock=by_clock)
+        _record_play(table, game, position, action, by_bot=by_bot, by_clock=by_clock)
     fields = {}
     # A completed trick stays up for everyone before anyone moves on.
     pause = settings.POCHA_TRICK_PAUSE if isinstance(action, Play) and not game.trick else 0.0
@@ -805,7 +804,6 @@ def _apply(
 
 def _record_play(
     table: Table,
-    round_id: Subquery,
     game: GameState,
     position: int,
     action: Play,
@@ -815,10 +813,9 @@ def _record_play(
 ) -> None:
     index = len(game.log[-1].plays)
     trick_number = index // len(game.order) + 1
-    tricks = Trick.objects.filter(round__table_id=table.pk, round__number=game.number, number=trick_number)
     trick_id = None
     if not game.trick:  # the trick's first card: its row first
-        trick_id = Trick.objects.create(round_id=round_id, number=trick_number, leader=position).pk
+        trick_id = rows.insert_trick(table.pk, game.number, trick_number, position)
     rows.insert_play(
         table.pk,
         game.number,
@@ -832,7 +829,7 @@ def _record_play(
     )
     game.apply_unchecked(action)
     if not game.trick:  # the trick is complete
-        tricks.update(winner=game.last_trick_winner)
+        rows.set_trick_winner(table.pk, game.number, trick_number, game.last_trick_winner)
 
 
 def parse_request(data: dict[str, Any]) -> tuple[str, Action | None, int | None]:

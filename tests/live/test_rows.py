@@ -17,7 +17,7 @@ from accounts.models import Profile
 from games import actions, rows, selectors, timers
 from games.engine import default_action
 from games.engine.snapshot import dump, load
-from games.models import Play, Seat, Table, Trick, Watcher
+from games.models import Bid, Play, Seat, Table, Trick, Watcher
 
 from .helpers import person, seated_table
 
@@ -159,3 +159,36 @@ def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection
     assert lock[0][1] >= 1 and seats[0][1] >= 1 and person_seat[0][1] >= 1  # generic plans in use
     assert not [p for p in prepared if "games_table" in p[0] and '"games_table"."id"' in p[0]]  # the ORM's
     assert values(Table.objects.get(pk=table_id)) == values(rows.lock_table(table_id))  # type: ignore[arg-type]
+
+
+def test_bids_and_tricks_are_the_rows_the_orm_would_write() -> None:
+    """Bids (``rows.insert_bid``) and tricks (``rows.insert_trick``, ``rows.set_trick_winner``) through
+    ``do_action``: each bid names its round, its order, the seat and the amount; each complete trick its
+    leader and the engine's winner, the trick under way none yet."""
+    table_id, _users = seated_table(4, 4, prefix="pedir")
+    started = timezone.now()
+    while True:
+        table = Table.objects.get(pk=table_id)
+        game = load(table.state)
+        if table.round_number >= 2 and Play.objects.filter(round__table_id=table_id, round__number=2).count() >= 5:
+            break
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        actions.do_action(table_id, seat.user, default_action(game), table.seq)
+    for number in (1, 2):
+        bids = list(Bid.objects.filter(round__table_id=table_id, round__number=number).order_by("index"))
+        assert [b.amount for b in bids] == game.log[number - 1].bids, number
+        assert [b.index for b in bids] == list(range(len(bids))) and len({b.seat for b in bids}) == len(bids) == 4
+        assert all(b.round.table_id == table_id and b.round.number == number for b in bids)
+        assert all(not b.by_bot and not b.by_clock and started <= b.created_at <= timezone.now() for b in bids)
+        tricks = list(Trick.objects.filter(round__table_id=table_id, round__number=number).order_by("number"))
+        assert [t.number for t in tricks] == list(range(1, len(tricks) + 1)) and tricks
+        plays = list(Play.objects.filter(round__table_id=table_id, round__number=number).order_by("index"))
+        for i, trick in enumerate(tricks):
+            cards = [p for p in plays if p.trick_id == trick.pk]
+            assert cards[0].seat == trick.leader
+            if len(cards) < 4:
+                assert trick.winner is None  # the trick under way
+            elif i + 1 < len(tricks):
+                assert trick.winner == tricks[i + 1].leader  # the winner leads the next trick
+            else:
+                assert trick.winner is not None and trick.winner in {c.seat for c in cards}
