@@ -123,7 +123,8 @@ def _commit(table: Table, old_seq: int, *, pause: float = 0.0, **fields: Any) ->
         )
     if due is not None:
         person = table.turn_deadline is not None  # a person's turn clock (not a bot, nor away)
-        transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due, person=person))
+        deal = table.status == Table.Status.PLAYING and table.phase == Phase.ROUND_OVER.value
+        transaction.on_commit(lambda: timers.arm(changed.table_id, changed.seq, due, person=person, deal=deal))
     return changed
 
 

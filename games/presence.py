@@ -50,6 +50,10 @@ PROCESS_ID = uuid.uuid4()
 PROCESS_NAME = f"{socket.gethostname()}:{os.getpid()}"[:200]
 #: Every how many beats a process compares its own rows with the sockets it really holds.
 OWN_ROWS_EVERY = 5
+#: In services mode the Celery beat sweeps every beat (``games.tasks.sweep_presence``), so each server
+#: process sweeps only every this many beats, in case the beat is down: three sweepers every two seconds
+#: cost more server CPU than a move's own work at a few hundred tables (issue 12).
+SWEEP_EVERY_WITH_BEAT = 5
 #: Tables a sweep repairs or reconciles at most (the rest wait for the next sweep).
 SWEEP_LIMIT = 200
 
@@ -407,11 +411,15 @@ def close_beat_connection() -> None:
 
 
 def after_beat(number: int, found_gone: bool) -> None:
-    """What follows a beat on the process's loop (on the database thread: it pushes redraws): its own
-    rows compared now and then (at once if it had been taken for dead), then a sweep."""
+    """What follows a beat on the process's loop (on a database thread: its redraws are pushed from the
+    loop afterwards): its own rows compared now and then (at once if it had been taken for dead), then a
+    sweep (every ``SWEEP_EVERY_WITH_BEAT`` beats when the Celery beat sweeps too)."""
+    from games.timers import celery_clock
+
     if found_gone or _dirty or number % OWN_ROWS_EVERY == OWN_ROWS_EVERY - 1:
         check_own_rows()
-    sweep()
+    if found_gone or not celery_clock() or number % SWEEP_EVERY_WITH_BEAT == 0:
+        sweep()
 
 
 def beat_thread() -> ThreadPoolExecutor:

@@ -9,7 +9,8 @@ Two things act on it, both through ``actions.do_due(table_id, seq)``, which is i
   (a separate process cannot reach an in-memory channel layer).  A person's turn clock armed in a
   server process is always a ``call_later`` there, one per table, cancelled as soon as that process
   sees the table move on (``saw_seq``): their own move nearly always comes first, and a task per
-  move cost the worker and PostgreSQL a second wave of work 30 s later;
+  move cost the worker and PostgreSQL a second wave of work 30 s later.  So is the deal of the next
+  round after a round's pause;
 * a sweeper every couple of seconds (Celery beat, or a task on the same loop) that runs
   every overdue step a lost timer left behind — after a restart, for instance.  In services mode each
   ASGI process sweeps too (``games.presence.keep_alive``), the steps overdue by more than
@@ -78,14 +79,17 @@ def bind_loop() -> None:
         _sweeper = loop.create_task(_sweep_forever(), context=contextvars.Context())
 
 
-def arm(table_id: int, seq: int, due: datetime, *, person: bool = False) -> None:
+def arm(table_id: int, seq: int, due: datetime, *, person: bool = False, deal: bool = False) -> None:
     """Run ``do_due(table_id, seq)`` at ``due`` (called after commit).  ``person``: the step is a person's
     turn clock, which their own move nearly always beats: in a server process it is a timer on the
     process's own loop, cancelled as soon as the table moves on (no Celery task per move, no second wave
-    of work when the clock would have run out); the sweepers play it if this process dies first."""
+    of work when the clock would have run out); the sweepers play it if this process dies first.
+    ``deal``: the next round's deal after the round's pause, a few queries with no thinking: in a server
+    process it is a timer on its loop too (a Celery task cost more to queue and to receive than the deal
+    itself); a bot's move, which thinks, still goes to the worker."""
     loop = _loop
     in_server = loop is not None and not loop.is_closed()
-    if celery_clock() and not (person and in_server):
+    if celery_clock() and not ((person or deal) and in_server):
         from games.tasks import run_due
 
         try:
