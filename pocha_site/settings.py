@@ -54,6 +54,14 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
         # under load); the socket path keeps its threads' connections itself (games.hotpath).
         max_age = int(env.get("POCHA_CONN_MAX_AGE", "600"))
         database = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
+        pool_max = int(env.get("POCHA_DB_POOL_MAX", "24"))
+        if max_age == 0 and pool_max > 0:
+            # ... and so an HTTP request's connection goes back to a pool (psycopg_pool) instead of being
+            # closed: a new connection costs PostgreSQL a backend process (about 7 ms of CPU), each request
+            # paid it, and during a burst of new tables that was a quarter of the database's CPU.  The
+            # pool's size covers the socket path's threads (POCHA_DB_THREADS), which hold theirs, the
+            # beat's thread and the requests'; a request finding none free waits up to `timeout` seconds.
+            database["OPTIONS"] = {"pool": {"min_size": 2, "max_size": pool_max, "timeout": 10}}
     return {"default": database}
 
 

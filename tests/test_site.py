@@ -189,6 +189,13 @@ def test_database_url_selects_postgresql_with_persistent_connections():
     # the server processes keep no connection past an HTTP request (each runs in a thread of its own)
     served = database_settings({"DATABASE_URL": "postgres://pocha@db/pocha", "POCHA_CONN_MAX_AGE": "0"})
     assert served["default"]["CONN_MAX_AGE"] == 0
+    # ... and return it to a pool instead of closing it (a new PostgreSQL backend per request before)
+    assert served["default"]["OPTIONS"]["pool"]["max_size"] == 24
+    assert "pool" not in database.get("OPTIONS", {})  # the worker and beat keep theirs (CONN_MAX_AGE)
+    unpooled = database_settings(
+        {"DATABASE_URL": "postgres://pocha@db/pocha", "POCHA_CONN_MAX_AGE": "0", "POCHA_DB_POOL_MAX": "0"}
+    )
+    assert "pool" not in unpooled["default"].get("OPTIONS", {})
 
 
 def test_the_server_processes_keep_no_connection_past_a_request():
