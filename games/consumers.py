@@ -8,6 +8,7 @@ import logging
 import time
 from typing import Any
 
+from autobahn.exception import Disconnected
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
@@ -297,6 +298,10 @@ class TableConsumer(AsyncWebsocketConsumer):
                     self.table_id, seq, str(event.get("id", "")) if force else None, event.get("snapshot")
                 )
                 await self.send_board(force=True, snapshot=snapshot)
+        except Disconnected:  # the socket closed while its board was being drawn: its disconnect follows
+            log.debug(
+                "table %s: redraw at seq %s for a closed socket", getattr(self, "table_id", None), event.get("seq")
+            )
         except Exception:  # a board not drawn is caught up at the next change or resync; a consumer lost is not
             log.exception("table %s: redraw at seq %s failed", getattr(self, "table_id", None), event.get("seq"))
 

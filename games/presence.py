@@ -382,8 +382,8 @@ def sweep() -> Swept:
     return swept
 
 
-def beat_and_close() -> bool:
-    """``beat`` on the beat's own thread.  The thread lives as long as the process and keeps its one
+def beat_on_own_thread() -> bool:
+    """The process's beat, run on the beat's own thread.  The thread lives as long as the process and keeps its one
     connection, as the socket path's database threads do (``hotpath.kept``): closing it after every beat
     made PostgreSQL start a backend every two seconds per process.  A broken one is closed and the next
     beat opens a new one; ``close_beat_connection`` closes it for good (the end of a test)."""
@@ -442,7 +442,7 @@ async def keep_alive() -> None:
     number = 0
     while True:
         try:
-            found_gone = await loop.run_in_executor(beat_thread(), beat_and_close)
+            found_gone = await loop.run_in_executor(beat_thread(), beat_on_own_thread)
             await hotpath.db(after_beat, number, found_gone)
         except Exception:
             log.exception("presence beat failed")
