@@ -66,8 +66,12 @@ typecheck: venv
 	$(BIN)/mypy --strict games/engine
 
 # Refresh and compile translations (needs gettext); commit the resulting .po and .mo.
+# The Jinja2 templates (jinja2/) are read through a generated Python file of their texts.
 messages: venv
-	$(BIN)/python manage.py makemessages --locale en --ignore '.venv/*' --ignore 'games/engine/*' --ignore 'tests/*'
+	$(BIN)/python -m pocha_site.jinja2 > jinja2_messages.py
+	$(BIN)/python manage.py makemessages --locale en --ignore '.venv/*' --ignore 'games/engine/*' --ignore 'tests/*' \
+		--ignore 'jinja2/*' --ignore 'benchmarks/*' || { rm -f jinja2_messages.py; exit 1; }
+	rm -f jinja2_messages.py
 	$(BIN)/python manage.py compilemessages --locale en --ignore '.venv/*'
 
 # Services mode on this machine, as in production (README, "Running it in production"): PostgreSQL and

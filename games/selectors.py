@@ -14,6 +14,10 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import DateTimeField, Model
+from django.http import HttpRequest
+from django.middleware.csrf import get_token
+from django.template import engines
+from django.template.backends.utils import csrf_input
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
@@ -492,7 +496,7 @@ def render_snapshot(
         )
         ctx["oob"] = True
         ctx["scores_unchanged"] = shown_rounds is not None and shown_rounds == rounds_done(snapshot)
-        html = render_to_string("games/_board.html", ctx)
+        html = draw_board(ctx)
     return snapshot.seq, html
 
 
@@ -521,8 +525,17 @@ def render_board(
         if user_id is not None and table.status != Table.Status.PLAYING:
             # Chips move when people sit, stand, start, finish or cancel: redraw the header's count then.
             ctx["header_chips"] = ledger.balance(user_id)
-        html = render_to_string("games/_board.html", ctx)
+        html = draw_board(ctx)
     return table.seq, html
+
+
+def draw_board(ctx: dict[str, Any], request: HttpRequest | None = None) -> SafeString:
+    """The board's HTML (``jinja2/games/_board.html``) from ``board_context``'s ``ctx``, in the active
+    language; with ``request``, its forms carry the CSRF token (the page, not a push)."""
+    if request is not None:
+        ctx = {**ctx, "csrf_input": csrf_input(request), "csrf_token": get_token(request)}  # (the latter: ``dtl``)
+    template = engines["jinja2"].env.get_template("games/_board.html")  # type: ignore[attr-defined]
+    return mark_safe(template.render(ctx))  # noqa: S308 (autoescaped by Jinja2)
 
 
 def render_flash(message: str, seq: int | None, language: str) -> str:

@@ -282,6 +282,7 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     language = get_language() or "es"
     ctx = selectors.board_context(table, seats, selectors.Viewer(request.user.pk, language))
     ctx["oob"] = False
+    ctx["board"] = selectors.draw_board(ctx, request)
     return render(request, "games/table.html", ctx)
 
 

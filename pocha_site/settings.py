@@ -280,6 +280,13 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # The table's board and its seats (drawn for every seat at every move): pocha_site/jinja2.py.
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "pocha_site.jinja2.environment"},
+    },
 ]
 
 # --- Data and messaging -----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The seats on the felt are drawn once per look (``games.templatetags.seats``): a board drawn with the
+"""The seats on the felt are drawn once per look (``games.seats``): a board drawn with the
 kept seats is the board drawn afresh, for every viewer, in both languages, all through a game; and the
 key covers everything the seat's template shows."""
 
@@ -11,17 +11,16 @@ import pytest
 from django.conf import settings
 from django.utils.translation import override
 
-from games import actions, selectors, timers
+from games import actions, seats, selectors, timers
 from games.engine import default_action
 from games.engine.snapshot import load
 from games.models import Seat, Table
-from games.templatetags import seats
 
 from .helpers import seated_table
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
 
-TEMPLATE = Path(settings.BASE_DIR) / "templates/games/_seat.html"
+TEMPLATE = Path(settings.BASE_DIR) / "jinja2/games/_seat.html"
 
 
 def test_the_key_holds_everything_the_seat_shows() -> None:
@@ -33,8 +32,9 @@ def test_the_key_holds_everything_the_seat_shows() -> None:
     names = {m for m in re.findall(r"\{%\s*(?:if|elif)\s+(?:not\s+)?(\w+)", text)}
     names |= set(re.findall(r"\{\{\s*(\w+)", text))
     names |= set(re.findall(r"=(\w+)(?:\.\w+)?\s*(?:%\}| )", text))
-    bound = set(re.findall(r"\bwith\s+(\w+)=", text))  # a blocktrans's own names
-    assert names - bound <= {"p", "bot_level", "bot_level_name"}, names - bound
+    bound = set(re.findall(r"\{%\s*trans\s+(\w+)=", text))  # a trans block's own names
+    assert bound, "the template's trans blocks name their values"
+    assert names - bound <= {"p", "bot_level", "bot_level_name", "_"}, names - bound
 
 
 def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: pytest.MonkeyPatch) -> None:

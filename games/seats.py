@@ -1,4 +1,5 @@
-"""``{% seat p %}``: one player's seat on the felt of a game (``games/_seat.html``), drawn once per look.
+"""``seat(p, bot_level, bot_level_name)``: one player's seat on the felt of a game (``jinja2/games/_seat.html``),
+drawn once per look.
 
 A seat looks the same on many boards: every socket of a process draws the same table at each move, and
 from one move to the next only the seats whose turn, bid, tricks or clock changed look different.  So
@@ -11,14 +12,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django import template
-from django.template.loader import render_to_string
-from django.utils.safestring import SafeString
+from django.template import engines
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-register = template.Library()
-
-#: What ``games/_seat.html`` shows of a player (``selectors._game_context``'s players, with ``slot`` and
+#: What ``jinja2/games/_seat.html`` shows of a player (``selectors._game_context``'s players, with ``slot`` and
 #: ``clock``).  A field the template comes to show must be added here, or seats would be drawn stale:
 #: ``tests/live/test_seat_fragment.py`` checks the template against this list.
 FIELDS = (
@@ -46,15 +44,10 @@ KEPT = 8192
 def _drawn(language: str | None, bot_level: Any, bot_level_name: str, values: tuple[Any, ...]) -> SafeString:
     player = dict(zip(FIELDS, values))
     context = {"p": player, "bot_level": bot_level, "bot_level_name": bot_level_name}
-    return render_to_string("games/_seat.html", context)
+    template = engines["jinja2"].env.get_template("games/_seat.html")  # type: ignore[attr-defined]
+    return mark_safe(template.render(context))  # noqa: S308 (autoescaped by Jinja2)
 
 
-@register.simple_tag(takes_context=True)
-def seat(context: template.Context, player: dict[str, Any]) -> SafeString:
-    """The seat's ``<li>``, in the active language."""
-    return _drawn(
-        get_language(),
-        context.get("bot_level"),
-        str(context.get("bot_level_name", "")),
-        tuple(player.get(name) for name in FIELDS),
-    )
+def seat(player: dict[str, Any], bot_level: Any, bot_level_name: Any) -> SafeString:
+    """The seat's ``<li>``, in the active language (the board's ``seat()``)."""
+    return _drawn(get_language(), bot_level, str(bot_level_name), tuple(player.get(name) for name in FIELDS))
