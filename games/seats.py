@@ -12,9 +12,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.template import engines
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.utils.translation import get_language
+
+from pocha_site.jinja2 import draw
 
 #: What ``jinja2/games/_seat.html`` shows of a player (``selectors._game_context``'s players, with ``slot`` and
 #: ``clock``).  A field the template comes to show must be added here, or seats would be drawn stale:
@@ -44,8 +45,7 @@ KEPT = 8192
 def _drawn(language: str | None, bot_level: Any, bot_level_name: str, values: tuple[Any, ...]) -> SafeString:
     player = dict(zip(FIELDS, values))
     context = {"p": player, "bot_level": bot_level, "bot_level_name": bot_level_name}
-    template = engines["jinja2"].env.get_template("games/_seat.html")  # type: ignore[attr-defined]
-    return mark_safe(template.render(context))  # noqa: S308 (autoescaped by Jinja2)
+    return draw("games/_seat.html", context)
 
 
 def seat(player: dict[str, Any], bot_level: Any, bot_level_name: Any) -> SafeString:

@@ -16,7 +16,6 @@ from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import DateTimeField, Model
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
-from django.template import engines
 from django.template.backends.utils import csrf_input
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -30,6 +29,7 @@ from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatVie
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
 from games.models import Seat, Table
+from pocha_site.jinja2 import draw
 
 M = TypeVar("M", bound=Model)
 
@@ -534,8 +534,7 @@ def draw_board(ctx: dict[str, Any], request: HttpRequest | None = None) -> SafeS
     language; with ``request``, its forms carry the CSRF token (the page, not a push)."""
     if request is not None:
         ctx = {**ctx, "csrf_input": csrf_input(request), "csrf_token": get_token(request)}  # (the latter: ``dtl``)
-    template = engines["jinja2"].env.get_template("games/_board.html")  # type: ignore[attr-defined]
-    return mark_safe(template.render(ctx))  # noqa: S308 (autoescaped by Jinja2)
+    return draw("games/_board.html", ctx)
 
 
 def render_flash(message: str, seq: int | None, language: str) -> str:

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.template import engines
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from jinja2 import ChainableUndefined, Environment, pass_context
 from jinja2.runtime import Context
 
 from accounts.templatetags.chips import fichas
+
+
+def draw(name: str, context: dict[str, Any]) -> SafeString:
+    """``jinja2/<name>`` drawn with ``context`` in the active language (autoescaped: safe to embed)."""
+    template = engines["jinja2"].env.get_template(name)  # type: ignore[attr-defined]
+    return mark_safe(template.render(context))  # noqa: S308 (autoescaped by Jinja2)
 
 
 def url(name: str, *args: Any) -> str:
