@@ -1,5 +1,5 @@
 """``seat(p, bot_level, bot_level_name)``: one player's seat on the felt of a game (``jinja2/games/_seat.html``),
-drawn once per look.
+drawn once per look; and ``hand_card(c, seq)``, a card of the viewer's hand (``jinja2/games/_hand_card.html``).
 
 A seat looks the same on many boards: every socket of a process draws the same table at each move, and
 from one move to the next only the seats whose turn, bid, tricks or clock changed look different.  So
@@ -13,9 +13,10 @@ from functools import lru_cache
 from typing import Any
 
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language
+from jinja2 import pass_context
+from jinja2.runtime import Context
 
-from pocha_site.jinja2 import draw
+from pocha_site.jinja2 import LANGUAGE, draw, language
 
 #: What ``jinja2/games/_seat.html`` shows of a player (``selectors._game_context``'s players, with ``slot`` and
 #: ``clock``).  A field the template comes to show must be added here, or seats would be drawn stale:
@@ -42,12 +43,31 @@ KEPT = 8192
 
 
 @lru_cache(maxsize=KEPT)
-def _drawn(language: str | None, bot_level: Any, bot_level_name: str, values: tuple[Any, ...]) -> SafeString:
+def _drawn(lang: str | None, bot_level: Any, bot_level_name: str, values: tuple[Any, ...]) -> SafeString:
     player = dict(zip(FIELDS, values))
-    context = {"p": player, "bot_level": bot_level, "bot_level_name": bot_level_name}
+    context = {"p": player, "bot_level": bot_level, "bot_level_name": bot_level_name, LANGUAGE: lang}
     return draw("games/_seat.html", context)
 
 
-def seat(player: dict[str, Any], bot_level: Any, bot_level_name: Any) -> SafeString:
-    """The seat's ``<li>``, in the active language (the board's ``seat()``)."""
-    return _drawn(get_language(), bot_level, str(bot_level_name), tuple(player.get(name) for name in FIELDS))
+@pass_context
+def seat(context: Context, player: dict[str, Any], bot_level: Any, bot_level_name: Any) -> SafeString:
+    """The seat's ``<li>``, in the board's language (the board's ``seat()``)."""
+    return _drawn(language(context), bot_level, str(bot_level_name), tuple(player.get(name) for name in FIELDS))
+
+
+#: What ``jinja2/games/_hand_card.html`` shows of a card in the viewer's hand (``selectors._game_context``'s
+#: hand); it has no text of its own to translate (the name and the reason come translated).
+CARD_FIELDS = ("code", "name", "face", "playable", "reason")
+
+
+@lru_cache(maxsize=KEPT)
+def _card_drawn(values: tuple[Any, ...], seq: int | None) -> SafeString:
+    return draw("games/_hand_card.html", {"c": dict(zip(CARD_FIELDS, values)), "seq": seq})
+
+
+def hand_card(card: dict[str, Any], seq: int) -> SafeString:
+    """A card of the viewer's hand, its ``<li>`` (the board's ``hand_card()``), drawn once per look: a card
+    that cannot be played looks the same at every seq, and most of a late hand is such cards; a playable
+    one carries the seq its move is made at."""
+    playable = bool(card.get("playable"))
+    return _card_drawn(tuple(card.get(name) for name in CARD_FIELDS), seq if playable else None)

@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext, override
+from django.utils.translation import gettext_noop, ngettext, override
 
 from accounts import ledger
 from games import rematch, rows, talk, watchers
@@ -49,7 +49,18 @@ def suit_name(suit: Suit, language: str) -> str:
     return suit.name_es if language.startswith("es") else suit.name_en
 
 
+_card_ctxs: dict[tuple[Card, str], dict[str, Any]] = {}
+
+
 def card_ctx(card: Card, language: str) -> dict[str, Any]:
+    """What a template shows of a card, made once per card and language (callers copy it, never change it)."""
+    ctx = _card_ctxs.get((card, language))
+    if ctx is None:
+        ctx = _card_ctxs[(card, language)] = _card_ctx(card, language)
+    return ctx
+
+
+def _card_ctx(card: Card, language: str) -> dict[str, Any]:
     ctx: dict[str, Any] = {
         "code": str(card),
         "rank": card.rank,
@@ -85,9 +96,11 @@ def board_context(
     viewer: Viewer,
     spectators: int | None = None,
     game: GameState | None = None,
+    scores: bool = True,
 ) -> dict[str, Any]:
     """Everything the table page shows this viewer, and nothing it must not.  ``spectators``: the count
-    if the caller read it already (``load_snapshot``), else it is read here."""
+    if the caller read it already (``load_snapshot``), else it is read here.  ``scores``: False when the
+    board leaves the scoreboard out (``render_snapshot``): ``results`` then holds the last round's only."""
     lang = viewer.language
     my_seat = next((s for s in seats if viewer.user_id is not None and s.user_id == viewer.user_id), None)
     by_pos = {s.position: s for s in seats}
@@ -140,7 +153,7 @@ def board_context(
         return ctx
     view = seat_view(game, my_seat.position if my_seat else None)
     ctx["view"] = view
-    ctx.update(_game_context(view, by_pos, lang))
+    ctx.update(_game_context(view, by_pos, lang, scores))
     if table.status == Table.Status.CANCELLED:
         # Called off midway: the board stays as it stopped, with no move to make and no winner.
         ctx.update(
@@ -191,7 +204,15 @@ def bot_summary(log: list[dict[str, Any]], lang: str) -> str:
     return _("Mientras no estabas, el bot %(done)s por ti.") % {"done": done}
 
 
-def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[str, Any]:
+#: The round phases' names, translated when drawn.
+ROUND_PHASE_NAMES = {
+    "subida": gettext_noop("subida"),
+    "subasta": gettext_noop("subasta"),
+    "bajada": gettext_noop("bajada"),
+}
+
+
+def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str, scores: bool = True) -> dict[str, Any]:
     def name(seat: int | None) -> str:
         return by_pos[seat].name if seat is not None and seat in by_pos else "—"
 
@@ -217,16 +238,19 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         )
     legal = set(view.legal)
     hand = []
+    # why a card the engine gives no reason for cannot be played (one text for the whole hand)
+    if not view.hand:
+        waiting = ""
+    elif view.phase is Phase.PLAYING and not view.my_turn:
+        waiting = _("Todavía no es tu turno.")
+    elif view.phase in (Phase.BIDDING, Phase.CHOOSING_TRUMP):
+        waiting = _("Primero se pide: las cartas se juegan después.")
+    else:
+        waiting = ""
     for card in view.hand:
         why = view.reasons.get(card)
-        if why is not None:  # the rule in words; the engine's list of card codes is for records, not people
-            reason = why.message(lang).split(" (")[0]
-        elif view.phase is Phase.PLAYING and not view.my_turn:
-            reason = _("Todavía no es tu turno.")
-        elif view.phase in (Phase.BIDDING, Phase.CHOOSING_TRUMP):
-            reason = _("Primero se pide: las cartas se juegan después.")
-        else:
-            reason = ""
+        # the rule in words; the engine's list of card codes is for records, not people
+        reason = why.message(lang).split(" (")[0] if why is not None else waiting
         hand.append({**card_ctx(card, lang), "playable": Play(card) in legal, "reason": reason})
     bidding = view.phase is Phase.BIDDING and view.my_turn
     bid_options = []
@@ -261,7 +285,8 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         for t in (last_trick if trick_done else trick)
     ]
     results = []
-    for r in view.results:
+    # every round's result for the scoreboard; only the last one's when the scoreboard is left out
+    for r in view.results if scores else view.results[-1:]:
         results.append(
             {
                 "number": r.number,
@@ -302,7 +327,6 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
                     "chips": by_pos[p].winnings if p in by_pos else 0,
                 }
             )
-    round_phase_names = {"subida": _("subida"), "subasta": _("subasta"), "bajada": _("bajada")}
     # Bids against tricks: «sobran 2» (more asked than there are tricks) or «faltan 1».
     bids_made = [b for b in view.bids if b is not None]
     bids_line = ""
@@ -362,7 +386,9 @@ def _game_context(view: SeatView, by_pos: dict[int, Seat], lang: str) -> dict[st
         if view.trump_suit
         else None,
         "multiplier": view.multiplier,
-        "round_phase": round_phase_names.get(view.round_phase.value, "") if view.round_phase else "",
+        "round_phase": _(ROUND_PHASE_NAMES[view.round_phase.value])
+        if view.round_phase and view.round_phase.value in ROUND_PHASE_NAMES
+        else "",
         "turn_name": name(view.turn) if view.turn is not None else None,
         "my_turn": view.my_turn,
         "auction_winner": name(view.auction_winner) if view.auction_winner is not None else None,
@@ -490,12 +516,18 @@ def render_snapshot(
     right, the scoreboard (most of a late board's size and drawing) is left out and the page keeps its own."""
     if snapshot.table.status != Table.Status.PLAYING:
         return None
+    scores_unchanged = shown_rounds is not None and shown_rounds == rounds_done(snapshot)
     with override(language):
         ctx = board_context(
-            snapshot.table, list(snapshot.seats), Viewer(user_id, language), snapshot.spectators, snapshot.game
+            snapshot.table,
+            list(snapshot.seats),
+            Viewer(user_id, language),
+            snapshot.spectators,
+            snapshot.game,
+            scores=not scores_unchanged,
         )
         ctx["oob"] = True
-        ctx["scores_unchanged"] = shown_rounds is not None and shown_rounds == rounds_done(snapshot)
+        ctx["scores_unchanged"] = scores_unchanged
         html = draw_board(ctx)
     return snapshot.seq, html
 

@@ -9,9 +9,12 @@ What the board's templates need from Django, and how they get it here:
 
 * translations: ``{% trans %}`` blocks and ``_()`` go through Django's gettext and ngettext, in the language
   active when the template is drawn (``translation.override``), with the same msgids as Django's
-  ``{% blocktrans %}`` (``%(name)s`` placeholders);
-* ``url(name, *args)`` for ``{% url %}``, ``seat()`` (``games.seats``), the ``fichas`` and ``format_signed``
-  filters;
+  ``{% blocktrans %}`` (``%(name)s`` placeholders).  ``draw`` reads the active language once and hands it
+  to the drawing (``_language``); each text is translated once per language and process (``_translated``):
+  Django's gettext looks the language up in a context-local at every call, and with some 25 texts on a
+  board that lookup was half of the board's drawing (cProfile, a round-11 board);
+* ``url(name, *args)`` for ``{% url %}``, ``seat()`` and ``hand_card()`` (``games.seats``), the ``fichas``
+  and ``format_signed`` filters;
 * ``dtl(name)``: a rarely drawn part that stays in Django's templates (the rematch box), with this
   template's context;
 * undefined names and attributes are empty, as in Django's templates (``ChainableUndefined``).
@@ -19,23 +22,58 @@ What the board's templates need from Django, and how they get it here:
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django.template import engines
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import get_language, gettext, ngettext, override
 from jinja2 import ChainableUndefined, Environment, pass_context
 from jinja2.runtime import Context
 
 from accounts.templatetags.chips import fichas
 
+#: The context variable holding the language a template is drawn in (``draw``).
+LANGUAGE = "_language"
+
 
 def draw(name: str, context: dict[str, Any]) -> SafeString:
-    """``jinja2/<name>`` drawn with ``context`` in the active language (autoescaped: safe to embed)."""
+    """``jinja2/<name>`` drawn with ``context`` in its ``LANGUAGE``, else the active language (autoescaped:
+    safe to embed)."""
     template = engines["jinja2"].env.get_template(name)  # type: ignore[attr-defined]
-    return mark_safe(template.render(context))  # noqa: S308 (autoescaped by Jinja2)
+    if LANGUAGE in context:
+        return mark_safe(template.render(context))  # noqa: S308 (autoescaped by Jinja2)
+    return mark_safe(template.render(context, **{LANGUAGE: get_language()}))  # noqa: S308
+
+
+@lru_cache(maxsize=4096)
+def _translated(language: str | None, message: str) -> str:
+    """Django's translation of ``message`` in ``language`` (None: none active, the text as written)."""
+    with override(language):
+        return gettext(message)
+
+
+@lru_cache(maxsize=4096)
+def _translated_plural(language: str | None, singular: str, plural: str, n: int) -> str:
+    with override(language):
+        return ngettext(singular, plural, n)
+
+
+def language(context: Context) -> str | None:
+    """The language the template is being drawn in: ``draw``'s, else (drawn some other way) the active one."""
+    return context[LANGUAGE] if LANGUAGE in context else get_language()
+
+
+@pass_context
+def _gettext(context: Context, message: str) -> str:
+    return _translated(language(context), message)
+
+
+@pass_context
+def _ngettext(context: Context, singular: str, plural: str, n: int) -> str:
+    return _translated_plural(language(context), singular, plural, n)
 
 
 def url(name: str, *args: Any) -> str:
@@ -54,13 +92,13 @@ def format_signed(value: int) -> str:
 
 
 def environment(**options: Any) -> Environment:
-    from games.seats import seat  # (the games app is loaded by the time a template is drawn)
+    from games.seats import hand_card, seat  # (the games app is loaded by the time a template is drawn)
 
     options["undefined"] = ChainableUndefined
     options.setdefault("extensions", []).append("jinja2.ext.i18n")
     env = Environment(**options)  # noqa: S701 (Django's backend sets autoescape=True)
-    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
-    env.globals.update(url=url, dtl=dtl, seat=seat)
+    env.install_gettext_callables(_gettext, _ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.globals.update(url=url, dtl=dtl, seat=seat, hand_card=hand_card)
     env.filters.update(fichas=fichas, format_signed=format_signed)
     return env
 

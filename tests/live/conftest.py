@@ -43,14 +43,17 @@ def celery_clock_worker(settings) -> Iterator[WorkerLog | None]:
 
 
 @pytest.fixture(autouse=True)
-async def close_server_thread_connections() -> Any:
+async def close_server_thread_connections(django_db_blocker: Any) -> Any:
     """Close the database connections the consumers' worker thread kept open (persistent connections
-    would keep PostgreSQL's test database busy at teardown)."""
+    would keep PostgreSQL's test database busy at teardown).  Unblocked: a test with no database of its
+    own may follow one whose last socket work left a connection on that thread, and checking that
+    connection before closing it is a database access pytest-django would refuse."""
     yield
     from channels.db import database_sync_to_async
     from django.db import connections
 
-    await database_sync_to_async(connections.close_all)()
+    with django_db_blocker.unblock():
+        await database_sync_to_async(connections.close_all)()
     from games import hotpath, presence
 
     hotpath.shutdown()  # and those of the socket path's own database threads (PostgreSQL)

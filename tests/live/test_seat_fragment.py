@@ -1,6 +1,6 @@
-"""The seats on the felt are drawn once per look (``games.seats``): a board drawn with the
-kept seats is the board drawn afresh, for every viewer, in both languages, all through a game; and the
-key covers everything the seat's template shows."""
+"""The seats on the felt and the cards of a hand are drawn once per look (``games.seats``): a board
+drawn with the kept seats and cards is the board drawn afresh, for every viewer, in both languages, all
+through a game; and the keys cover everything the seat's and the card's templates show."""
 
 from __future__ import annotations
 
@@ -37,12 +37,23 @@ def test_the_key_holds_everything_the_seat_shows() -> None:
     assert names - bound <= {"p", "bot_level", "bot_level_name", "_"}, names - bound
 
 
+def test_the_key_holds_everything_a_card_of_the_hand_shows() -> None:
+    text = (Path(settings.BASE_DIR) / "jinja2/games/_hand_card.html").read_text()
+    shown = set(re.findall(r"\bc\.(\w+)", text))
+    assert shown, "the template names the card's fields as c.<field>"
+    assert shown <= set(seats.CARD_FIELDS), shown - set(seats.CARD_FIELDS)
+    names = {m for m in re.findall(r"\{%\s*(?:if|elif)\s+(?:not\s+)?(\w+)", text)}
+    names |= set(re.findall(r"\{\{\s*(\w+)", text))
+    assert names == {"c", "seq"}, names  # nothing else of the board, and no text of its own to translate
+
+
 def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(timers, "arm", lambda *args, **kwargs: None)
     table_id, users = seated_table(4, 4, prefix="asiento")
     viewers = [*(u.pk for u in users), None]
     boards = moves = 0
     seats._drawn.cache_clear()
+    seats._card_drawn.cache_clear()
     while True:
         snapshot = selectors.load_snapshot(table_id)
         assert snapshot is not None
@@ -51,6 +62,7 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
                 kept = selectors.render_snapshot(snapshot, viewer, language)  # with the seats kept so far
                 with monkeypatch.context() as afresh_only:
                     afresh_only.setattr(seats, "_drawn", seats._drawn.__wrapped__)
+                    afresh_only.setattr(seats, "_card_drawn", seats._card_drawn.__wrapped__)
                     afresh = selectors.render_snapshot(snapshot, viewer, language)
                 assert kept == afresh, (moves, language, viewer)
                 boards += 1
@@ -63,6 +75,8 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
     assert moves == 40 and boards == 41 * 10
     info = seats._drawn.cache_info()
     assert info.hits > info.misses, info  # most seats of most boards were kept ones
+    cards = seats._card_drawn.cache_info()
+    assert cards.hits > cards.misses, cards  # and most cards of most hands
 
 
 def test_a_seat_is_drawn_in_the_language_it_is_kept_for(monkeypatch: pytest.MonkeyPatch) -> None:
