@@ -12,9 +12,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.utils.safestring import SafeString
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from jinja2 import pass_context
 from jinja2.runtime import Context
+from markupsafe import Markup
 
 from pocha_site.jinja2 import LANGUAGE, draw, language
 
@@ -42,6 +44,11 @@ FIELDS = (
 KEPT = 8192
 
 
+#: Where the clock's seconds go in a kept seat (a name on the board is escaped, so it cannot spell this).
+CLOCK = Markup("<pocha-clock>")
+_AT_CLOCK = FIELDS.index("clock")
+
+
 @lru_cache(maxsize=KEPT)
 def _drawn(lang: str | None, bot_level: Any, bot_level_name: str, values: tuple[Any, ...]) -> SafeString:
     player = dict(zip(FIELDS, values))
@@ -51,8 +58,17 @@ def _drawn(lang: str | None, bot_level: Any, bot_level_name: str, values: tuple[
 
 @pass_context
 def seat(context: Context, player: dict[str, Any], bot_level: Any, bot_level_name: Any) -> SafeString:
-    """The seat's ``<li>``, in the board's language (the board's ``seat()``)."""
-    return _drawn(language(context), bot_level, str(bot_level_name), tuple(player.get(name) for name in FIELDS))
+    """The seat's ``<li>``, in the board's language (the board's ``seat()``).  The seat whose turn it is
+    shows its clock's seconds, a number that changes every second: it is kept with a mark where the
+    seconds go, filled in here, so that a running clock does not make the seat look new at every move."""
+    values = [player.get(name) for name in FIELDS]
+    clock = values[_AT_CLOCK]
+    if clock is not None:
+        values[_AT_CLOCK] = CLOCK
+    drawn = _drawn(language(context), bot_level, str(bot_level_name), tuple(values))
+    if clock is None:
+        return drawn
+    return mark_safe(drawn.replace(CLOCK, escape(str(clock))))  # noqa: S308 (drawn escaped, a number)
 
 
 #: What ``jinja2/games/_hand_card.html`` shows of a card in the viewer's hand (``selectors._game_context``'s

@@ -95,8 +95,12 @@ def test_a_packed_snapshot_unpacks_to_the_same_table_seats_and_boards(frozen_now
     assert loaded.table.turn_deadline is not None and loaded.table.started_at is not None  # datetimes to carry
     data = selectors.pack_snapshot(loaded.table, list(loaded.seats), loaded.spectators)
 
+    assert len(loaded.table.state["log"]) == 3  # every round's deal and plays so far, for the record
     for unpacked in (selectors.unpack_snapshot(data), selectors.unpack_snapshot(travelled(data))):
         assert unpacked.seq == loaded.seq and unpacked.spectators == loaded.spectators
+        # the same row, but for the log of the rounds before this one, which no board shows
+        assert unpacked.table.state == {**loaded.table.state, "log": loaded.table.state["log"][-1:]}
+        unpacked.table.state = loaded.table.state
         assert_same_row(loaded.table, unpacked.table)
         assert len(unpacked.seats) == len(loaded.seats) == 4
         for seat, same in zip(loaded.seats, unpacked.seats, strict=True):
@@ -227,7 +231,9 @@ def test_a_moves_push_carries_the_snapshot_at_its_new_seq(monkeypatch: pytest.Mo
     snapshot = selectors.unpack_snapshot(travelled(kwargs["snapshot"]))
     assert snapshot.table.pk == table_id and snapshot.seq == changed.seq
     now = Table.objects.get(pk=table_id)
-    assert snapshot.table.state == now.state and snapshot.table.turn_seat == now.turn_seat
+    assert snapshot.table.state == selectors.drawing_state(now.state) and snapshot.table.turn_seat == now.turn_seat
+    assert len(snapshot.table.state["log"]) == 1 < len(now.state["log"])  # the round in play's only
+    snapshot.table.state = now.state
     assert_same_row(now, snapshot.table)
     loaded = selectors.load_snapshot(table_id)
     assert loaded is not None

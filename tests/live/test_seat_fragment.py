@@ -90,3 +90,27 @@ def test_a_seat_is_drawn_in_the_language_it_is_kept_for(monkeypatch: pytest.Monk
     assert ">tú<" in spanish[1] and ">you<" in english[1]
     with override("en"):  # the language active when drawing decides, not the one kept last
         assert ">tú<" not in selectors.render_snapshot(snapshot, users[0].pk, "en")[1]
+
+
+@pytest.mark.parametrize("language", ["es", "en"])
+def test_a_kept_seat_shows_its_clock_as_a_seat_drawn_afresh(language: str) -> None:
+    from django.template import engines
+
+    from pocha_site.jinja2 import LANGUAGE, draw
+
+    seats._drawn.cache_clear()
+    player = dict.fromkeys(seats.FIELDS)
+    player.update(position=2, slot=1, name="Lola <b>", is_turn=True, bid=1, tricks=0, total=35)
+    context = engines["jinja2"].env.from_string("").new_context({LANGUAGE: language})
+    for clock in (27, 26, 0):
+        player["clock"] = clock
+        kept = seats.seat(context, player, "medio", "medio")
+        afresh = draw(
+            "games/_seat.html", {"p": player, "bot_level": "medio", "bot_level_name": "medio", LANGUAGE: language}
+        )
+        assert kept == afresh
+        assert f'data-countdown="{clock}">{clock} s<' in kept and "pocha-clock" not in kept
+        assert "Lola &lt;b&gt;" in kept
+    assert seats._drawn.cache_info().misses == 1  # one look, whatever the seconds
+    player["clock"] = None
+    assert "data-countdown" not in seats.seat(context, player, "medio", "medio")
