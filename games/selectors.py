@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -28,7 +28,7 @@ from games import rematch, rows, talk, watchers
 from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
 from games.engine.cards import SUITS
 from games.engine.snapshot import load
-from games.models import Seat, Table
+from games.models import BOT_LEVEL_LABELS, Seat, Table
 from pocha_site.jinja2 import draw
 
 M = TypeVar("M", bound=Model)
@@ -84,6 +84,14 @@ def card_face(card: dict[str, Any]) -> SafeString:
     return face
 
 
+@lru_cache(maxsize=64)
+def bot_level_name(level: str, language: str) -> str:
+    """``Table.get_bot_level_display()`` in ``language``, looked up once per level and language (it was a
+    fifth of a board's context: a lazy text translated for every viewer at every move)."""
+    with override(language):
+        return str(BOT_LEVEL_LABELS.get(level, level))
+
+
 @dataclass
 class Viewer:
     user_id: int | None
@@ -119,7 +127,7 @@ def board_context(
         "bots_allowed": table.bots_allowed,
         # every bot at the table plays at this level («bot · difícil» on its seat)
         "bot_level": table.bot_level,
-        "bot_level_name": table.get_bot_level_display(),
+        "bot_level_name": bot_level_name(table.bot_level, lang),
         "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
         "i_left": my_seat is not None and my_seat.left,
         "table_texts": table_texts,  # a callable: only the page (not each push) asks for it

@@ -114,3 +114,14 @@ def test_a_kept_seat_shows_its_clock_as_a_seat_drawn_afresh(language: str) -> No
     assert seats._drawn.cache_info().misses == 1  # one look, whatever the seconds
     player["clock"] = None
     assert "data-countdown" not in seats.seat(context, player, "medio", "medio")
+
+
+def test_the_kept_bot_level_name_is_the_tables_own_in_each_language() -> None:
+    from games.models import DIFICIL, LEVELS
+
+    for language in ("es", "en"):
+        for level in LEVELS:
+            with override(language):
+                assert selectors.bot_level_name(level, language) == Table(bot_level=level).get_bot_level_display()
+    assert selectors.bot_level_name(DIFICIL, "es") == "difícil"
+    assert selectors.bot_level_name(DIFICIL, "en") != "difícil"  # kept per language
