@@ -323,7 +323,8 @@ async def test_on_the_servers_loop_the_bot_thinks_off_the_loop_and_off_the_datab
     await database_sync_to_async(bots_play_until)(table_id, 1)
     seq = await database_sync_to_async(make_due)(table_id)
     threads: list[int] = []
-    _slow_recording_decide(monkeypatch, threads, 0.6)  # a difícil bot's hard cap
+    thought = 0.6  # a difícil bot's hard cap: a thought on the loop would hold a ping up this long
+    _slow_recording_decide(monkeypatch, threads, thought)
     db_thread = await database_sync_to_async(threading.get_ident)()
 
     async def meanwhile_the_database_thread_answers() -> float:
@@ -338,7 +339,7 @@ async def test_on_the_servers_loop_the_bot_thinks_off_the_loop_and_off_the_datab
     (_none, db_wait), worst = await lateness_while(both())
     assert threads and threading.get_ident() not in threads and db_thread not in threads
     assert db_wait < 0.3, f"the database thread waited {db_wait:.3f} s for the bot"
-    assert worst < 0.05, f"the event loop was {worst * 1000:.0f} ms late"
+    assert worst < thought / 2, f"the event loop was {worst * 1000:.0f} ms late"
     assert (await database_sync_to_async(table_row)(table_id)).seq == seq + 1
 
     # the in-process sweeper runs overdue bot turns the same way
@@ -346,7 +347,7 @@ async def test_on_the_servers_loop_the_bot_thinks_off_the_loop_and_off_the_datab
     seq = await database_sync_to_async(make_due)(table_id)
     _none, worst = await lateness_while(timers.sweep_async())
     assert threads and threading.get_ident() not in threads and db_thread not in threads
-    assert worst < 0.05, f"the event loop was {worst * 1000:.0f} ms late"
+    assert worst < thought / 2, f"the event loop was {worst * 1000:.0f} ms late"
     assert (await database_sync_to_async(table_row)(table_id)).seq == seq + 1
 
 
@@ -371,10 +372,15 @@ async def test_three_dificil_bots_and_a_person_play_a_whole_game_and_the_loop_ne
 ):
     settings.POCHA_BOT_DELAY = 0.01
     decisions: list[tuple[str, int]] = []
+    thinking: list[float] = []  # each decision's seconds
 
     def watched(view: Any, level: str, **kwargs: Any) -> Any:
         decisions.append((level, threading.get_ident()))
-        return REAL_DECIDE(view, level, **kwargs)
+        start = time.perf_counter()
+        try:
+            return REAL_DECIDE(view, level, **kwargs)
+        finally:
+            thinking.append(time.perf_counter() - start)
 
     monkeypatch.setattr(levels, "decide", watched)
     loop_thread = threading.get_ident()
@@ -423,7 +429,13 @@ async def test_three_dificil_bots_and_a_person_play_a_whole_game_and_the_loop_ne
     rounds = await database_sync_to_async(Round.objects.filter(table_id=table.pk).count)()
     assert table.status == Table.Status.FINISHED and rounds == 19 and moves > 19
     assert pings > 100
-    assert worst < 0.05, f"the event loop answered a ping {worst * 1000:.0f} ms late"
+    # A thought on the loop would hold a ping up for as long as that thought: the worst lateness stays under
+    # the longest one (a bar that scales with the machine; a fixed 50 ms failed on a slow, busy one, at
+    # 55 ms against thoughts of up to 150 ms).
+    longest = max(thinking)
+    assert worst < longest, (
+        f"the event loop answered a ping {worst * 1000:.0f} ms late (thoughts up to {longest * 1000:.0f} ms)"
+    )
     # every bot decision was difícil, made through the due path, off the loop (and off the DB thread)
     assert decisions and {level for level, _thread in decisions} == {DIFICIL}
     thinking_threads = {thread for _level, thread in decisions}
