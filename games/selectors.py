@@ -49,18 +49,9 @@ def suit_name(suit: Suit, language: str) -> str:
     return suit.name_es if language.startswith("es") else suit.name_en
 
 
-_card_ctxs: dict[tuple[Card, str], dict[str, Any]] = {}
-
-
+@lru_cache(maxsize=256)
 def card_ctx(card: Card, language: str) -> dict[str, Any]:
     """What a template shows of a card, made once per card and language (callers copy it, never change it)."""
-    ctx = _card_ctxs.get((card, language))
-    if ctx is None:
-        ctx = _card_ctxs[(card, language)] = _card_ctx(card, language)
-    return ctx
-
-
-def _card_ctx(card: Card, language: str) -> dict[str, Any]:
     ctx: dict[str, Any] = {
         "code": str(card),
         "rank": card.rank,
