@@ -15,9 +15,14 @@ from django.core.cache import cache
 from django.http import HttpRequest
 
 
+def window_slot(window: int) -> int:
+    """Which fixed window of ``window`` seconds the present moment falls in."""
+    return int(time.time() // window)
+
+
 def _keys(scope: str, idents: list[str], window: int) -> list[str]:
     prefix = getattr(settings, "POCHA_RATELIMIT_PREFIX", "rl")
-    slot = int(time.time() // window)
+    slot = window_slot(window)
     return [f"{prefix}:{scope}:{ident}:{slot}" for ident in idents if ident]
 
 

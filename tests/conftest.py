@@ -29,12 +29,18 @@ if os.environ.get("CI"):
 
 
 @pytest.fixture(autouse=True)
-def fresh_rate_limits(settings) -> None:
+def fresh_rate_limits(settings, monkeypatch) -> None:
     """Each test counts its own failures: in services mode the counters live in Redis, shared by every
-    test (and every run), so each test gets its own key prefix instead of a flushed cache."""
+    test (and every run), so each test gets its own key prefix instead of a flushed cache.
+
+    The windows are fixed (one minute from :00): a test's attempts could straddle the turn of a minute and
+    start counting again halfway, so within a test the clock of the windows stands still."""
     import uuid
 
+    from pocha_site import ratelimit
+
     settings.POCHA_RATELIMIT_PREFIX = f"rl-test-{uuid.uuid4().hex}"
+    monkeypatch.setattr(ratelimit, "window_slot", lambda window: 0)
 
 
 @pytest.fixture(autouse=True)
