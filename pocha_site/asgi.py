@@ -13,6 +13,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from games import timers  # noqa: E402
 from games.routing import websocket_urlpatterns  # noqa: E402
@@ -31,10 +32,18 @@ class BindClockLoop:
         return await self.app(scope, receive, send)
 
 
-# Everything loaded so far (Django, the apps, the engine) lives as long as the process: keep it out of
-# the collector's full passes, which would otherwise stop the event loop for tens of milliseconds now
-# and then while bots think in their threads (the usual gc.freeze() after start-up).
-gc.freeze()
+def tune_collector(threshold: tuple[int, ...]) -> None:
+    """Everything loaded so far (Django, the apps, the engine) lives as long as the process: keep it out
+    of the collector's full passes, which would otherwise stop the event loop for tens of milliseconds now
+    and then while bots think in their threads (the usual gc.freeze() after start-up).  Then collect the
+    youngest objects only every ``threshold[0]`` new ones (``POCHA_GC_THRESHOLD``), so that a move's
+    objects are gone before a pass rather than carried into the older generations, whose full passes
+    stop the loop for much longer."""
+    gc.freeze()
+    gc.set_threshold(*threshold)
+
+
+tune_collector(settings.POCHA_GC_THRESHOLD)
 
 application = BindClockLoop(
     ProtocolTypeRouter(

@@ -32,6 +32,18 @@ def env_list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
+def gc_threshold(env: Mapping[str, str], name: str, default: str) -> tuple[int, ...]:
+    """One to three whole numbers for ``gc.set_threshold``, separated by commas (``50000,10,10``)."""
+    text = env.get(name, "").strip() or default
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if not 1 <= len(values) <= 3 or any(value < 0 for value in values):
+        raise ImproperlyConfigured(f"{name} must be one to three whole numbers like 50000,10,10, not {text!r}.")
+    return values
+
+
 def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
     """The ``DATABASES`` setting for an environment: ``DATABASE_URL``, or a local SQLite file."""
     url = env.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
@@ -401,6 +413,14 @@ POCHA_SERVER_SWEEP_SLACK = float(ENV.get("POCHA_SERVER_SWEEP_SLACK", "1.0"))
 # Threads for the socket path's database calls in each server process, with PostgreSQL (games.hotpath);
 # each holds a connection of its own.  SQLite always uses one.
 POCHA_DB_THREADS = int(ENV.get("POCHA_DB_THREADS", "4"))
+
+# The cyclic garbage collector of each ASGI process (pocha_site.asgi): how many new objects before its
+# youngest generation is collected, and how many such passes before each older one (Python's default is
+# 700,10,10).  With 700, the objects of moves still being drawn were collected over and over, lived on
+# into the oldest generation, and made it collected in full every few seconds, stopping the event loop
+# (every socket of the process) for up to 180 ms at 375 tables in late rounds; with 50000, nearly all of
+# a move's objects are gone before the first pass.  See benchmarks/load/README.md, "Seventh session".
+POCHA_GC_THRESHOLD = gc_threshold(ENV, "POCHA_GC_THRESHOLD", "50000,10,10")
 
 # Load shedding (games.capacity): a server process whose event loop lags, or whose database thread makes
 # calls wait, by more than these many seconds, or whose threads use more than this share of a core
