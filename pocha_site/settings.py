@@ -416,10 +416,11 @@ POCHA_DB_THREADS = int(ENV.get("POCHA_DB_THREADS", "4"))
 
 # The cyclic garbage collector of each ASGI process (pocha_site.asgi): how many new objects before its
 # youngest generation is collected, and how many such passes before each older one (Python's default is
-# 700,10,10).  With 700, the objects of moves still being drawn were collected over and over, lived on
-# into the oldest generation, and made it collected in full every few seconds, stopping the event loop
-# (every socket of the process) for up to 180 ms at 375 tables in late rounds; with 50000, nearly all of
-# a move's objects are gone before the first pass.  See benchmarks/load/README.md, "Seventh session".
+# 700,10,10).  Measured at 375 tables in late rounds: with 700, each process made a full collection every
+# ~6 s, stopping its event loop (every socket of the process) for up to 180 ms; with 50000, none in the
+# 30 s window, and p95 went from 128-185 ms to 42-60 ms.  Most likely, fewer passes in the middle of
+# moves carry fewer short-lived objects into the oldest generation.  See benchmarks/load/README.md,
+# "Seventh session".
 POCHA_GC_THRESHOLD = gc_threshold(ENV, "POCHA_GC_THRESHOLD", "50000,10,10")
 
 # Load shedding (games.capacity): a server process whose event loop lags, or whose database thread makes
