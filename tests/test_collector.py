@@ -2,13 +2,16 @@
 ``POCHA_GC_THRESHOLD``): what it is set to, and a clear error for a setting it cannot take."""
 
 import gc
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from pocha_site.settings import gc_threshold
+from pocha_site.settings import BASE_DIR, gc_threshold
 
 
 @pytest.fixture
@@ -43,3 +46,31 @@ def test_the_server_process_sets_the_collector_and_freezes_what_it_has_loaded(co
     asgi.tune_collector((12345, 6, 7))
     assert gc.get_threshold() == (12345, 6, 7)
     assert gc.get_freeze_count() >= frozen + len(kept)
+
+
+def _start_a_server_process(threshold: str | None) -> subprocess.CompletedProcess[str]:
+    """Import the ASGI application in a fresh interpreter, as Daphne does at start, and print the
+    collector's thresholds and how many objects start-up left frozen."""
+    script = "import gc, pocha_site.asgi; print(list(gc.get_threshold()), gc.get_freeze_count())"
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "POCHA_GC_THRESHOLD"}}
+    env["DJANGO_SETTINGS_MODULE"] = "pocha_site.settings"
+    if threshold is not None:
+        env["POCHA_GC_THRESHOLD"] = threshold
+    return subprocess.run([sys.executable, "-c", script], cwd=BASE_DIR, env=env, capture_output=True, text=True)
+
+
+def test_a_server_process_starts_with_the_thresholds_of_its_environment() -> None:
+    default = _start_a_server_process(None)
+    assert default.returncode == 0, default.stderr
+    thresholds, frozen = default.stdout.strip().rsplit(" ", 1)
+    assert thresholds == "[50000, 10, 10]"
+    assert int(frozen) > 10_000  # Django, the apps and the engine, kept out of every pass
+    chosen = _start_a_server_process("40000,9,8")
+    assert chosen.returncode == 0, chosen.stderr
+    assert chosen.stdout.startswith("[40000, 9, 8] ")
+
+
+def test_a_server_process_refuses_to_start_with_a_threshold_it_cannot_take() -> None:
+    started = _start_a_server_process("lots")
+    assert started.returncode != 0
+    assert "POCHA_GC_THRESHOLD must be one to three whole numbers" in started.stderr
