@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/pocha
 SERVICES_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
-.PHONY: venv run test test-services bench typecheck messages lock lint
+.PHONY: venv run test test-all test-services test-live test-slow test-browsers test-faults bench typecheck messages lock lint
 
 venv: $(VENV)/.installed
 
@@ -27,10 +27,12 @@ lock: venv
 	$(BIN)/pip-compile --quiet --extra dev --generate-hashes --allow-unsafe --strip-extras \
 		--no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
 
-# The linters, as CI runs them: `ruff format` fixes what the second one reports.
+# The linters, as CI runs them: `ruff format` fixes what the second one reports; `lint-imports` holds the
+# packages to their layers (.importlinter): a new circle, or the engine importing Django, fails here.
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 # One command on a fresh machine: SQLite, in-memory channel layer, ASGI (daphne) dev server.
 # Compiled translations (.mo) are committed, so gettext is not needed here.
@@ -38,12 +40,53 @@ run: venv
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
-test: venv
-	$(BIN)/pytest $(PYTEST_ARGS)
+# The suite in tiers: pytest markers given by directory in tests/conftest.py (listed in pyproject.toml).
+# Each tier runs on JOBS pytest-xdist workers (each with its own test database, ports, files and, in
+# services mode, Redis database), a file's tests on one worker (they may share a server), and a test
+# that hangs fails after pyproject.toml's `timeout`.  PYTEST_ARGS: more pytest options; EXCEPT: a marker
+# expression of tests to leave out (CI leaves out of the other tiers what `make test` already ran).
+JOBS   ?= 2
+EXCEPT ?=
+# `make test`: the quick tier, a few minutes on two cores: the rules engine, the chips ledger and the site's
+# own tests (everything outside tests/live, tests/browser and tests/faults but the `slow` modules), and,
+# from the other tiers, one of each kind, marked `smoke`: a whole game through the real socket, what each
+# seat is sent (no card leaks), a game in the browser.
+QUICK_TIER := smoke or not (live or browser or services_only or slow)
+tier = $(BIN)/pytest -n $(JOBS) --dist loadfile -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
+services = DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL)
 
-# The same suite against PostgreSQL and Redis; pytest-django creates test_pocha itself.
+test: venv
+	$(call tier,$(QUICK_TIER))
+
+# Every test that runs on the embedded defaults (SQLite, in-memory channel layer, in-process clock).
+test-all: venv
+	$(call tier,not services_only)
+
+# The tables through the real consumer (tests/live), embedded.
+test-live: venv
+	$(call tier,live and not services_only)
+
+# The long checks outside those directories: random playouts, fuzzing, property-based and whole-game runs,
+# fresh interpreters (tests/conftest.py's SLOW_MODULES).
+test-slow: venv
+	$(call tier,slow)
+
+# Playwright and Debian's Chromium against a real server (tests/browser).
+test-browsers: venv
+	$(call tier,browser)
+
+# Against PostgreSQL and Redis, the tests that reach them (marker `services`; the others, such as the
+# engine's, the browser tests and the checks of templates and code, run once, in the tiers above).
+# pytest-django creates and drops a test database per worker (test_pocha_gw0, ...); each worker uses a
+# Redis database of its own (tests/support/workers.py).
 test-services: venv
-	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS)
+	$(services) $(call tier,services and not faults)
+
+# A supervised services-mode stack (`make up`'s) with faults done to it (tests/faults): one stack, in the
+# pytest process itself; each test plays a whole game through a fault.
+test-faults: JOBS = 0
+test-faults: venv
+	$(services) $(call tier,faults)
 
 # Engine figures: the fácil bot's self-play, simulation speed (the search's fast path), replay speed
 # against a plain reference, and a short arena (difícil against fácil; `ARENA_DEALS=20` for a real one).

@@ -25,12 +25,11 @@ from django.db.models import Model, OuterRef, QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
 from accounts.models import Account, Entry, Transaction
-from games.errors import ActionError
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -159,8 +158,6 @@ class ModerationForms(admin.ModelAdmin):
                 for target in targets:
                     try:
                         self.message_user(request, perform(target, form.cleaned_data), messages.SUCCESS)
-                    except ActionError as error:
-                        self.message_user(request, f"{target}: {error.message(get_language() or 'es')}", messages.ERROR)
                     except moderation.ModerationError as error:
                         self.message_user(request, f"{target}: {error.message}", messages.ERROR)
                 return None
@@ -249,13 +246,11 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
     def _suspend(
         self, request: HttpRequest, users: Iterable[Any], action: str | None = None, back: str = ""
     ) -> HttpResponse | None:
-        from games import actions as game_actions
-
         def perform(user: Any, data: dict[str, Any]) -> str:
-            changed = game_actions.do_suspend(user.pk, request.user, data["reason"])
+            suspension = moderation.suspend(user.pk, request.user, data["reason"])
             return gettext("%(user)s suspendido (%(n)s mesas afectadas).") % {
                 "user": user.get_username(),
-                "n": len(changed),
+                "n": suspension.tables,
             }
 
         return self.moderate(
@@ -277,10 +272,8 @@ class ModeratedUserAdmin(ModerationForms, UserAdmin):
     def _lift(
         self, request: HttpRequest, users: Iterable[Any], action: str | None = None, back: str = ""
     ) -> HttpResponse | None:
-        from games import actions as game_actions
-
         def perform(user: Any, data: dict[str, Any]) -> str:
-            if game_actions.do_lift_suspension(user.pk, request.user, data["reason"]):
+            if moderation.lift(user.pk, request.user, data["reason"]):
                 return gettext("%(user)s ya puede volver a jugar.") % {"user": user.get_username()}
             return gettext("%(user)s no estaba suspendido.") % {"user": user.get_username()}
 

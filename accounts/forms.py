@@ -1,11 +1,15 @@
 """The account forms: sign-up with an optional e-mail, a login that stops password guessers, changing
 the e-mail, changing the password and closing the account.
 
-Password guessing is counted in ``pocha_site.ratelimit`` per client address and per account (the
-account's name, hashed, whether or not it exists, so the answer never tells who has an account):
-after ``POCHA_LOGIN_ATTEMPTS`` failures in ``POCHA_LOGIN_WINDOW`` seconds even the right password is
-refused until the window passes.  Every form here that asks for the current password counts towards
-the same per-account limit, so a borrowed session cannot be used to guess it either.
+Failed logins are counted in ``pocha_site.ratelimit`` per (name, address) and per client address (the name
+hashed, whether or not it exists, so the answer never tells who has an account): after
+``POCHA_LOGIN_ATTEMPTS`` failures for one name from one address, or ``POCHA_LOGIN_ADDRESS_ATTEMPTS`` from one
+address, in ``POCHA_LOGIN_WINDOW`` seconds, that name from that address (or that address) is refused even
+with the right password until the window passes.  A name alone is never locked, nor slowed down: a
+stranger's wrong passwords for someone's name, from other addresses, must not keep its owner out (and a
+delay would hold the server process's one thread of page requests for everyone).  Every form here that asks
+for the current password counts towards the same limits, so a borrowed session cannot be used to guess it
+either.
 """
 
 from __future__ import annotations
@@ -30,31 +34,33 @@ TOO_MANY_LOGINS = _("Demasiados intentos fallidos. Espera unos minutos y vuelve 
 EMAIL_TAKEN = _("Ya hay una cuenta con ese correo electrónico. Si es tuya, entra con ella o recupera la contraseña.")
 WRONG_PASSWORD = _("La contraseña no es correcta.")
 
+LOGIN_BY_NAME_AND_ADDRESS = "login-name-address"
 LOGIN_BY_ADDRESS = "login-address"
-LOGIN_BY_ACCOUNT = "login-account"
 
 
 # -- the login limit -----------------------------------------------------------------------
 
 
-def _login_idents(request: HttpRequest | None, username: str) -> list[tuple[str, list[str]]]:
-    scopes = [(LOGIN_BY_ACCOUNT, [ratelimit.hashed(username)])]
-    if request is not None:
-        scopes.append((LOGIN_BY_ADDRESS, [ratelimit.client_address(request)]))
-    return scopes
+def _login_limits(request: HttpRequest | None, username: str) -> list[tuple[str, str, int]]:
+    """(scope, identity, limit) of each limit a login of ``username`` from ``request``'s address is under."""
+    address = ratelimit.client_address(request) if request is not None else "unknown"
+    return [
+        (LOGIN_BY_NAME_AND_ADDRESS, f"{ratelimit.hashed(username)}@{address}", settings.POCHA_LOGIN_ATTEMPTS),
+        (LOGIN_BY_ADDRESS, address, settings.POCHA_LOGIN_ADDRESS_ATTEMPTS),
+    ]
 
 
 def login_blocked(request: HttpRequest | None, username: str) -> bool:
-    """Whether this address, or this account, has used up its failed logins for now."""
+    """Whether this name from this address, or this address, has used up its failed logins for now."""
     return any(
-        ratelimit.blocked(scope, idents, settings.POCHA_LOGIN_ATTEMPTS, settings.POCHA_LOGIN_WINDOW)
-        for scope, idents in _login_idents(request, username)
+        ratelimit.blocked(scope, [ident], limit, settings.POCHA_LOGIN_WINDOW)
+        for scope, ident, limit in _login_limits(request, username)
     )
 
 
 def login_failed(request: HttpRequest | None, username: str) -> None:
-    for scope, idents in _login_idents(request, username):
-        ratelimit.fail(scope, idents, settings.POCHA_LOGIN_WINDOW)
+    for scope, ident, _limit in _login_limits(request, username):
+        ratelimit.hit(scope, [ident], settings.POCHA_LOGIN_WINDOW)
 
 
 def check_current_password(request: HttpRequest | None, user: AbstractBaseUser, password: str) -> None:
@@ -68,7 +74,8 @@ def check_current_password(request: HttpRequest | None, user: AbstractBaseUser, 
 
 
 class LimitedAuthenticationForm(AuthenticationForm):
-    """Django's login form, refusing everyone (right password or not) once the failures pile up."""
+    """Django's login form, refusing a name from an address (right password or not), or an address, once
+    its failures pile up."""
 
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username")
@@ -88,10 +95,14 @@ class LimitedAuthenticationForm(AuthenticationForm):
 class LimitedPasswordChangeForm(PasswordChangeForm):
     """Django's password change; a wrong current password counts as a failed login of the account."""
 
+    def __init__(self, user: AbstractBaseUser, *args: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+        self.request = request
+        super().__init__(user, *args, **kwargs)
+
     def clean_old_password(self) -> str:
         old_password = self.cleaned_data.get("old_password") or ""
         try:
-            check_current_password(None, self.user, old_password)
+            check_current_password(self.request, self.user, old_password)
         except ValidationError as error:
             if error.code == "password_incorrect":
                 raise ValidationError(self.error_messages["password_incorrect"], code="password_incorrect") from None

@@ -7,7 +7,7 @@ user or pot would go below zero, and writes the entries and the new balances tog
 ``None``.  Callers open the database transaction (``transaction.atomic``) so the chips move in the
 same commit as whatever they pay for: a seat, the last card of a game, a cancellation.
 
-Lock order, for PostgreSQL: a table's row first (``games.actions`` takes it), then accounts by id.
+Lock order, for PostgreSQL: a table's row first (``games.table.actions`` takes it), then accounts by id.
 A pot is only ever touched under its table's lock, so nobody waits for a pot while holding another
 table's.  A transaction that posts several times over different people (a cancellation refunding
 every seat) takes all its account locks first with ``lock_accounts``; the others touch one person's

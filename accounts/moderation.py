@@ -4,17 +4,20 @@ Every moderation step is written to Django's admin log (``LogEntry``) with who d
 reason in the change message, in the same database transaction as the step itself, so the log cannot
 miss a step nor name one that did not happen.  A suspension is kept on the person's ``Profile``;
 what it does to their seats (standing them up, handing running seats to the bot, closing their
-sockets) is the table side's business, in ``games.actions.do_suspend``.
+sockets) is the table side's business, told through ``accounts.signals.user_suspended``.
 
-Lock order: a person's user row is locked before any table's (``games.actions`` takes the user row
-while it seats someone, after the table's): the suspension commits its flag on its own first, so a
-seat being taken either finishes before the flag is written (and is then found and given up) or
-sees the flag and is refused.
+Locks: a suspension locks only the person's user row, and commits its flag on its own before any of
+their tables is touched, so it never holds that row while it waits for a table's.  Every seat a person
+takes is taken under the same row's lock (``games.table.actions.common.lock_person``,
+``games.table.access.check_not_suspended(lock=True)``; before the table's lock, or after it at a
+rematch), so a seat being taken either finishes before the flag is written (and is then found and
+given up) or sees the flag and is refused.
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.admin.models import CHANGE, LogEntry
@@ -24,7 +27,7 @@ from django.db.models import Model
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from accounts import ledger
+from accounts import ledger, signals
 from accounts.models import Profile
 from accounts.models import Transaction as LedgerTransaction
 
@@ -84,9 +87,20 @@ def suspension_reason(user_id: int | None, *, lock: bool = False) -> str | None:
     return str(row[1] or "")
 
 
-def suspend(user_id: int, moderator: Any, reason: Any) -> Profile:
-    """Mark the person suspended with ``reason`` and log it (its own transaction, committed at once).
-    A person already suspended gets the new reason."""
+@dataclass(frozen=True)
+class Suspension:
+    profile: Profile
+    #: How many tables gave up the person's seat (``signals.user_suspended``'s receivers).
+    tables: int
+
+
+def suspend(user_id: int, moderator: Any, reason: Any) -> Suspension:
+    """Mark the person suspended with ``reason`` and log it (its own transaction, committed at once), then
+    tell the apps that hold their seats (``signals.user_suspended``).  A person already suspended gets the
+    new reason.
+
+    The flag is committed first, on its own: a seat being taken meanwhile either sees it and is refused,
+    or commits before it and is given up by the receivers."""
     text = clean_reason(reason, SUSPENSION_REASON_MAX)
     with transaction.atomic():
         user = get_user_model().objects.select_for_update().filter(pk=user_id).first()
@@ -100,7 +114,8 @@ def suspend(user_id: int, moderator: Any, reason: Any) -> Profile:
         profile.suspended_by_id = moderator.pk
         profile.save(update_fields=["suspended_at", "suspended_reason", "suspended_by"])
         log(moderator, user, f"Suspendido: {text}")
-    return profile
+    answers = signals.user_suspended.send(sender=Profile, user_id=user.pk, reason=text)
+    return Suspension(profile, sum(n for _receiver, n in answers if isinstance(n, int)))
 
 
 def lift(user_id: int, moderator: Any, reason: Any = "") -> bool:

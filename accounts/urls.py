@@ -1,6 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
+import pocha_site.converters  # noqa: F401 (the site's path converters: token)
+
 from . import views
 
 app_name = "accounts"
@@ -33,7 +35,7 @@ urlpatterns = [
         name="password_reset_complete",
     ),
     path(
-        "recuperar/<uidb64>/<token>/",
+        "recuperar/<token:uidb64>/<token:token>/",
         auth_views.PasswordResetConfirmView.as_view(
             template_name="accounts/password_reset_confirm.html",
             success_url=reverse_lazy("accounts:password_reset_complete"),

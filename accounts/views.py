@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import ledger
+from accounts import ledger, signals
 from accounts.forms import (
     CLOSED_PREFIX,
     CloseAccountForm,
@@ -29,9 +29,6 @@ from accounts.forms import (
     SignupForm,
 )
 from accounts.models import Entry, Profile, Transaction
-from games import actions
-from games.errors import ActionError
-from games.models import Seat, Table
 from pocha_site import ratelimit
 
 MOVEMENTS_PER_PAGE = 25
@@ -51,6 +48,11 @@ TOO_MANY_RESETS = gettext_lazy(
 #: Too Many Requests: what a refused attempt answers (the page still shows the form and why).
 TOO_MANY_REQUESTS = 429
 
+# The limits' scopes in pocha_site.ratelimit (the logins': accounts.forms).
+SIGNUP_BY_ADDRESS = "signup"
+RESET_BY_ADDRESS = "reset-address"
+RESET_BY_EMAIL = "reset-email"
+
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
@@ -62,7 +64,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST if request.method == "POST" else None)
     address = [ratelimit.client_address(request)]
     if request.method == "POST" and ratelimit.blocked(
-        "signup", address, settings.POCHA_SIGNUP_LIMIT, settings.POCHA_SIGNUP_WINDOW
+        SIGNUP_BY_ADDRESS, address, settings.POCHA_SIGNUP_LIMIT, settings.POCHA_SIGNUP_WINDOW
     ):
         form.add_error(None, TOO_MANY_SIGNUPS)
         return render(
@@ -71,7 +73,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         with transaction.atomic():  # the user and their welcome grant, or neither
             user = form.save()
-        ratelimit.fail("signup", address, settings.POCHA_SIGNUP_WINDOW)  # counts accounts made, not mistakes
+        ratelimit.hit(SIGNUP_BY_ADDRESS, address, settings.POCHA_SIGNUP_WINDOW)  # accounts made, not mistakes
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(
             request,
@@ -108,8 +110,8 @@ class PasswordResetView(auth_views.PasswordResetView):
 
     def form_valid(self, form: Any) -> HttpResponse:
         scopes = [
-            ("reset-address", [ratelimit.client_address(self.request)]),
-            ("reset-email", [ratelimit.hashed(form.cleaned_data["email"])]),
+            (RESET_BY_ADDRESS, [ratelimit.client_address(self.request)]),
+            (RESET_BY_EMAIL, [ratelimit.hashed(form.cleaned_data["email"])]),
         ]
         if any(
             ratelimit.blocked(scope, idents, settings.POCHA_RESET_LIMIT, settings.POCHA_RESET_WINDOW)
@@ -118,7 +120,7 @@ class PasswordResetView(auth_views.PasswordResetView):
             form.add_error(None, TOO_MANY_RESETS)
             return self.render_to_response(self.get_context_data(form=form), status=TOO_MANY_REQUESTS)
         for scope, idents in scopes:
-            ratelimit.fail(scope, idents, settings.POCHA_RESET_WINDOW)
+            ratelimit.hit(scope, idents, settings.POCHA_RESET_WINDOW)
         return super().form_valid(form)
 
 
@@ -126,6 +128,10 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     template_name = "accounts/password_change.html"
     form_class = LimitedPasswordChangeForm
     success_url = reverse_lazy("accounts:password_change_done")
+
+    def get_form_kwargs(self) -> dict[str, Any]:
+        # A wrong current password counts against this address too (accounts.forms).
+        return {**super().get_form_kwargs(), "request": self.request}
 
 
 # -- the account page ----------------------------------------------------------------------
@@ -200,16 +206,14 @@ def close_account(user: AbstractBaseUser) -> str:
     account, every seat they ever had and the names kept in each game's record), the e-mail goes, the
     password no longer works and the account is inactive, so nobody can sign in with it again.  What
     happened stays as it was: the games, the rankings (under the new name) and every chip movement.
-    Seats at tables that have not started are given up (with the stake back); seats in running games
-    are left to the bot to the end, both through ``games.actions.do_leave_seat``.  The chips stay in
-    the account: they have no value and nothing is paid out.
+    The apps that keep the person's seats rename and give them up (``accounts.signals``: seats at tables
+    that have not started are given up with the stake back, seats in running games are left to the bot
+    to the end).  The chips stay in the account: they have no value and nothing is paid out.
     """
     User = get_user_model()
     with transaction.atomic():
-        # Every table they ever sat at first, in id order as every move takes them, then their seats:
-        # a move holding its table's lock may be about to touch the same seat rows.
-        table_ids = sorted(set(Seat.objects.filter(user_id=user.pk).values_list("table_id", flat=True)))
-        tables = list(Table.objects.select_for_update().filter(pk__in=table_ids).order_by("pk"))
+        # The apps that keep the person's name lock what they keep first, in their own lock order.
+        signals.account_closing.send(sender=User, user_id=user.pk)
         locked = User.objects.select_for_update().get(pk=user.pk)
         name = closed_name(locked)
         locked.username = name
@@ -220,30 +224,10 @@ def close_account(user: AbstractBaseUser) -> str:
         locked.set_unusable_password()
         locked.save()
         Profile.objects.update_or_create(user_id=locked.pk, defaults={"closed_at": timezone.now()})
-        Seat.objects.filter(user_id=locked.pk).update(name=name)
-        # The engine keeps the players' names in its snapshot too (the downloadable game record).
-        for table in tables:
-            if not isinstance(table.state, dict) or not table.state.get("names"):
-                continue
-            names = list(table.state["names"])
-            for position in Seat.objects.filter(table=table, user_id=locked.pk).values_list("position", flat=True):
-                if 0 <= position < len(names):
-                    names[position] = name
-            Table.objects.filter(pk=table.pk).update(state={**table.state, "names": names})
+        signals.account_renamed.send(sender=User, user_id=locked.pk, name=name)
     for attr in ("username", "email", "first_name", "last_name", "is_active", "password"):
         setattr(user, attr, getattr(locked, attr))
-    # Each seat in its own transaction, as the seat's owner would leave it: a table that moved on in
-    # the meantime (finished, or already left to the bot) has nothing to give up.
-    live = (
-        Seat.objects.filter(user_id=user.pk, left=False, table__status__in=[Table.Status.WAITING, Table.Status.PLAYING])
-        .order_by("table_id")
-        .values_list("table_id", flat=True)
-    )
-    for table_id in list(live):
-        try:
-            actions.do_leave_seat(table_id, user)
-        except ActionError:
-            pass
+    signals.account_closed.send(sender=User, user=user)
     return name
 
 

@@ -1,6 +1,6 @@
-"""Moderation of games: see tables, who sits where, and every round's bids and cards.
+"""Moderation of games: see tables, who sits where, every round's deal and every move of the game's log.
 
-Every game row is read-only here: a table changes only through ``games.actions`` (a size or a status
+Every game row is read-only here: a table changes only through ``games.table.actions`` (a size or a status
 set by hand would leave the engine, the pot and the pages disagreeing).  The one thing a moderator
 does to a table is «Cancelar la partida» (``games.cancel_table``; 403 without it), with a reason:
 ``actions.do_admin_cancel`` gives every stake back once, closes the table and redraws every seat's page.
@@ -16,12 +16,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html_join
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.admin import CancelForm, ModerationForms
-from games import actions
-from games.models import Bid, Play, Round, Seat, Table, Trick
+from accounts.moderation import ModerationError
+from games.models import Move, Round, Seat, Table
+from games.table import actions
 
 
 class ReadOnlyMixin:
@@ -42,9 +43,16 @@ class SeatInline(ReadOnlyMixin, admin.TabularInline):
     readonly_fields = fields
 
 
+class RoundInline(ReadOnlyMixin, admin.TabularInline):
+    model = Round
+    extra = 0
+    fields = readonly_fields = ("number", "dealer", "trump_card", "result")
+
+
 def _links(table: Table) -> list[tuple[str, str]]:
     page = reverse("games:table", args=[table.pk])
     links = [(page, gettext("Página de la mesa"))]
+    links.append((f"{reverse('admin:games_move_changelist')}?table__id__exact={table.pk}", gettext("Jugadas")))
     if table.status == Table.Status.FINISHED:
         links.append((f"{page}repeticion/", gettext("Repetición")))
         links.append((reverse("games:record", args=[table.pk]), gettext("Descargar la partida (JSON)")))
@@ -70,7 +78,7 @@ class TableAdmin(ReadOnlyMixin, ModerationForms):
     search_fields = ("seats__name",)
     exclude = ("state",)
     readonly_fields = ("links",)
-    inlines = [SeatInline]
+    inlines = [SeatInline, RoundInline]
     actions = ["cancel_tables"]
     change_form_template = "admin/games/table_change_form.html"
 
@@ -85,7 +93,10 @@ class TableAdmin(ReadOnlyMixin, ModerationForms):
         self, request: HttpRequest, tables: Iterable[Table], action: str | None = None, back: str = ""
     ) -> HttpResponse | None:
         def perform(table: Table, data: dict[str, Any]) -> str:
-            actions.do_admin_cancel(table.pk, request.user, data["reason"])
+            try:
+                actions.do_admin_cancel(table.pk, request.user, data["reason"])
+            except actions.ActionError as error:  # said as the moderation forms say every refusal
+                raise ModerationError(error.code, error.message(get_language() or "es")) from None
             return gettext("Mesa %(id)s cancelada; las apuestas se han devuelto.") % {"id": table.pk}
 
         return self.moderate(
@@ -129,33 +140,18 @@ class TableAdmin(ReadOnlyMixin, ModerationForms):
         return super().change_view(request, object_id, form_url, extra)
 
 
-class BidInline(ReadOnlyMixin, admin.TabularInline):
-    model = Bid
-    extra = 0
-    fields = readonly_fields = ("index", "seat", "amount", "by_clock", "by_bot", "created_at")
-
-
 @admin.register(Round)
 class RoundAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("__str__", "table", "number", "dealer", "trump_card", "trump_suit", "auction_winner")
+    list_display = ("__str__", "table", "number", "dealer", "trump_card")
     list_filter = ("table__size",)
     list_select_related = ("table",)
-    inlines = [BidInline]
 
 
-@admin.register(Bid)
-class BidAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("__str__", "round", "index", "seat", "amount", "by_clock", "by_bot")
-    list_select_related = ("round",)
+@admin.register(Move)
+class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The game's log, move by move (a table's moves: its page's «Jugadas» link)."""
 
-
-@admin.register(Trick)
-class TrickAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("__str__", "round", "number", "leader", "winner")
-    list_select_related = ("round",)
-
-
-@admin.register(Play)
-class PlayAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("__str__", "round", "index", "seat", "card", "by_clock", "by_bot")
-    list_select_related = ("round",)
+    list_display = ("table", "seq", "round", "seat", "kind", "value", "by_clock", "by_bot", "made_at")
+    list_filter = ("kind", "by_clock", "by_bot")
+    list_select_related = ("table",)
+    search_fields = ("=table__id",)

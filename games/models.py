@@ -1,9 +1,10 @@
-"""Tables, seats, rounds, bids, tricks and plays.
+"""Tables, seats, rounds and moves.
 
-The live engine state of a playing table is kept as a JSON snapshot on the table row
-(``Table.state``), so one locked read rebuilds it; the normalised rows (rounds with their
-seeds and dealt hands, bids, trump choices, tricks, plays) are the durable history from
-which the same state and the game record can be rebuilt at any moment.
+A game's history is its log: one ``Round`` row per deal (the seed and the hands dealt) and one ``Move``
+row per accepted decision (a bid, a trump choice, a card), appended in the order the table accepted
+them.  Everything else is derived from it: the game record, the replay, the profiles' figures, and the
+table row's ``state``, which holds only what the next move needs (the round in play, the totals and the
+last round's result) and is rebuilt from the log whenever it is missing (``games.table.history``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ class Table(models.Model):
         PLAYING = "playing", _("en juego")
         FINISHED = "finished", _("terminada")
         CANCELLED = "cancelled", _("cancelada")
+
+    class CancelReason(models.TextChoices):
+        """Why a table was called off (its page says it in a sentence: ``games.read.board``)."""
+
+        MODERATOR = "moderator", _("un moderador")
+        HOST = "host", _("quien creó la mesa")
+        NOBODY_CAME = "nobody_came", _("no llegaron jugadores")
+        EVERYONE_LEFT = "everyone_left", _("se levantaron todos")
 
     size = models.PositiveSmallIntegerField(_("jugadores"), choices=[(n, str(n)) for n in range(3, 7)])
     status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.WAITING)
@@ -65,7 +74,8 @@ class Table(models.Model):
     phase = models.CharField(_("fase"), max_length=20, blank=True, default="")
     round_number = models.PositiveSmallIntegerField(_("ronda"), default=0)
     turn_seat = models.PositiveSmallIntegerField(_("asiento en turno"), null=True, blank=True)
-    #: The engine snapshot (games.engine.snapshot): server-side only, never sent to a browser.
+    #: What the next move needs (``games.engine.snapshot.dump(game, history=False)``: the round in play, the
+    #: totals and the last round's result), a cache of the log rebuilt when missing; server-side only.
     state = models.JSONField(_("estado del motor"), null=True, blank=True)
     #: Chips each seat puts in the pot when it sits (0: a free table).
     stake = models.PositiveIntegerField(_("apuesta"), default=0, choices=[(s, str(s)) for s in STAKES])
@@ -80,6 +90,13 @@ class Table(models.Model):
     rematch_of = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rematch", verbose_name=_("revancha de")
     )
+
+    #: Set when the table is cancelled (blank for a table that never was, or was cancelled before it was kept).
+    cancel_reason = models.CharField(
+        _("motivo de la cancelación"), max_length=20, choices=CancelReason.choices, blank=True, default=""
+    )
+    #: A moderator's own words on why (``accounts.moderation.clean_reason``), shown to the players.
+    cancel_note = models.CharField(_("nota del moderador"), max_length=200, blank=True, default="")
 
     class Meta:
         verbose_name = _("mesa")
@@ -107,10 +124,6 @@ class Table(models.Model):
             "status": self.get_status_display(),
         }
 
-    @property
-    def group_name(self) -> str:
-        return f"table-{self.pk}"
-
 
 class Seat(models.Model):
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats", verbose_name=_("mesa"))
@@ -133,8 +146,21 @@ class Seat(models.Model):
     #: Open sockets of this person at this table, and when the last one closed.
     sockets = models.PositiveSmallIntegerField(_("conexiones abiertas"), default=0)
     disconnected_at = models.DateTimeField(_("desconectado el"), null=True, blank=True)
-    #: The person left a started game: the bot plays the seat to the end, and it is still theirs.
+    #: The person left a started game: the bot plays the seat to the end (the seat stays theirs, and they
+    #: may take it back), but the forfeit it cost them stands (``forfeit``).
     left = models.BooleanField(_("ha dejado la partida"), default=False)
+
+    class Forfeit(models.TextChoices):
+        """Why a person's seat is ranked last when the game ends, whatever its points: the bot's play
+        must not win a person chips or a victory."""
+
+        NONE = "", _("no")
+        LEFT = "left", _("abandonó")
+        BOT = "bot", _("jugó el bot")
+
+    #: Set for good when the person leaves the started game (or is made to leave by a suspension), and at
+    #: the end for a seat more than half of whose decisions the bot or the clock made.
+    forfeit = models.CharField(_("renuncia"), max_length=5, choices=Forfeit.choices, blank=True, default="")
     #: Chips this seat received from the pot when the game ended.
     winnings = models.PositiveIntegerField(_("fichas ganadas"), default=0)
     #: Filled when the game ends, for profiles: final place (1 = won, shared places repeat), final
@@ -168,6 +194,9 @@ class Seat(models.Model):
 
 
 class Round(models.Model):
+    """One deal of a game: the log's chance step.  ``result`` is derived (written once the round is over,
+    from its moves) for the scoreboards; the log alone rebuilds it."""
+
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="rounds", verbose_name=_("mesa"))
     number = models.PositiveSmallIntegerField(_("número"))
     dealer = models.PositiveSmallIntegerField(_("reparte"))
@@ -176,12 +205,8 @@ class Round(models.Model):
     #: By seat, the cards dealt (``[]`` for a resting dealer), in notation.
     hands = models.JSONField(_("manos repartidas"))
     trump_card = models.CharField(_("carta de triunfo"), max_length=3, null=True, blank=True)
-    #: Auction rounds: the suit the winner chose.
-    trump_suit = models.CharField(_("palo de triunfo"), max_length=1, null=True, blank=True)
-    auction_winner = models.PositiveSmallIntegerField(_("ganador de la subasta"), null=True, blank=True)
-    trump_by_clock = models.BooleanField(_("triunfo elegido por el reloj"), default=False)
-    #: By seat, once the round is over.
-    points = models.JSONField(_("puntos"), null=True, blank=True)
+    #: Once the round is over: its result as the engine scores it (``RoundResult.as_json``).
+    result = models.JSONField(_("resultado"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("ronda")
@@ -193,63 +218,43 @@ class Round(models.Model):
         return gettext("Ronda %(number)s de la mesa %(table)s") % {"number": self.number, "table": self.table_id}
 
 
-class Bid(models.Model):
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="bids", verbose_name=_("ronda"))
-    index = models.PositiveSmallIntegerField(_("orden"))  # position in bidding order
+class Move(models.Model):
+    """One decision the table accepted, appended in order: a bid (``value`` the number), the auction winner's
+    trump (the suit's letter) or a card (its code).  ``seq`` is the table's seq once the move was made, so a
+    game's moves in ``seq`` order are its history; never changed once written."""
+
+    class Kind(models.TextChoices):
+        BID = "b", _("pedido")
+        TRUMP = "t", _("triunfo")
+        PLAY = "p", _("carta")
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="moves", verbose_name=_("mesa"))
+    seq = models.PositiveIntegerField(_("versión"))
+    round = models.PositiveSmallIntegerField(_("ronda"))
     seat = models.PositiveSmallIntegerField(_("asiento"))
-    amount = models.PositiveSmallIntegerField(_("bazas pedidas"))
+    kind = models.CharField(_("tipo"), max_length=1, choices=Kind.choices)
+    value = models.CharField(_("valor"), max_length=3)
+    #: Made for the person by the clock (their time ran out) or by the bot (away, gone, or a bot's seat).
     by_clock = models.BooleanField(_("por el reloj"), default=False)
     by_bot = models.BooleanField(_("por el bot"), default=False)
-    created_at = models.DateTimeField(_("hecho el"), auto_now_add=True)
+    made_at = models.DateTimeField(_("hecha el"))
 
     class Meta:
-        verbose_name = _("pedido")
-        verbose_name_plural = _("pedidos")
-        ordering = ["index"]
-        constraints = [models.UniqueConstraint(fields=["round", "index"], name="bid_unique_index")]
+        verbose_name = _("jugada")
+        verbose_name_plural = _("jugadas")
+        ordering = ["table", "seq"]
+        constraints = [models.UniqueConstraint(fields=["table", "seq"], name="move_unique_seq")]
 
     def __str__(self) -> str:
-        return gettext("Asiento %(seat)s pide %(amount)s") % {"seat": self.seat, "amount": self.amount}
-
-
-class Trick(models.Model):
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="tricks", verbose_name=_("ronda"))
-    number = models.PositiveSmallIntegerField(_("número"))  # from 1
-    leader = models.PositiveSmallIntegerField(_("sale"))
-    winner = models.PositiveSmallIntegerField(_("gana"), null=True, blank=True)
-
-    class Meta:
-        verbose_name = _("baza")
-        verbose_name_plural = _("bazas")
-        ordering = ["number"]
-        constraints = [models.UniqueConstraint(fields=["round", "number"], name="trick_unique_number")]
-
-    def __str__(self) -> str:
-        return gettext("Baza %(number)s de la %(round)s") % {"number": self.number, "round": str(self.round).lower()}
-
-
-class Play(models.Model):
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="plays", verbose_name=_("ronda"))
-    trick = models.ForeignKey(Trick, on_delete=models.CASCADE, related_name="plays", verbose_name=_("baza"))
-    index = models.PositiveSmallIntegerField(_("orden"))  # position in the round's plays
-    seat = models.PositiveSmallIntegerField(_("asiento"))
-    card = models.CharField(_("carta"), max_length=3)
-    by_clock = models.BooleanField(_("por el reloj"), default=False)
-    by_bot = models.BooleanField(_("por el bot"), default=False)
-    created_at = models.DateTimeField(_("jugada el"), auto_now_add=True)
-
-    class Meta:
-        verbose_name = _("carta jugada")
-        verbose_name_plural = _("cartas jugadas")
-        ordering = ["index"]
-        constraints = [models.UniqueConstraint(fields=["round", "index"], name="play_unique_index")]
-
-    def __str__(self) -> str:
-        return gettext("Asiento %(seat)s juega %(card)s") % {"seat": self.seat, "card": self.card}
+        return gettext("Asiento %(seat)s: %(kind)s %(value)s") % {
+            "seat": self.seat,
+            "kind": self.get_kind_display(),
+            "value": self.value,
+        }
 
 
 class ServerProcess(models.Model):
-    """One ASGI server process, alive while it beats (``games.presence``): its sockets count only as long
+    """One ASGI server process, alive while it beats (``games.live.presence``): its sockets count only as long
     as it does, so that a process killed without closing them cannot leave anyone counted online."""
 
     id = models.UUIDField(primary_key=True, editable=False)
@@ -269,7 +274,7 @@ class ServerProcess(models.Model):
 
 class Watcher(models.Model):
     """One open socket showing a table (a seated player's or a spectator's): who watches, and who of
-    the seated people is present (``games.presence``).  It lives as long as its server process."""
+    the seated people is present (``games.live.presence``).  It lives as long as its server process."""
 
     # No database constraint: inserting a row would otherwise wait for the table row's lock (a key-share
     # lock against a move's FOR UPDATE), and opening a socket must never wait for a move.

@@ -1,13 +1,13 @@
 """Rankings: each player's net chips from finished quick games, per week, month and all time.
 
 Why totals kept per period rather than an aggregation over the ledger at read time: a ranking page
-must sort every player of a period by a sum.  Summing 2 million ledger entries (joined to their
-tables to keep only quick games) on every page view costs seconds however it is indexed; a row per
-(player, period) updated in the same transaction as the payout costs three small upserts per seat
-when a game ends, and the page becomes an index scan of the top 100 on
+must sort every player of a period by a sum.  Summing the ledger's entries (joined to their tables to
+keep only quick games) on every page view costs more as the site's history grows, however it is
+indexed; a row per (player, period) updated in the same transaction as the payout costs three small
+upserts per seat when a game ends, and the page becomes an index scan of the top 100 on
 ``(period, start, -net, reached_at)`` plus one indexed count for the viewer's own position.
-The ledger stays the source: ``leaderboard.scores.rebuild_totals`` recomputes every row from it, and a
-test checks that the kept totals equal the recomputed ones.
+The ledger stays the source: ``games.read.rankings.rebuild_ranking_totals`` recomputes every row from it
+and the finished games, and a test checks that the kept totals equal the recomputed ones.
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
 """Keeping the rankings: the periods in Madrid time, and the per-period totals written when a game ends.
 
-``record_game`` runs inside the transaction of a game's last move (``games.actions._on_finish``), right
+``record_game`` runs inside the transaction of a game's last move (``games.table.actions.lifecycle.on_finish``), right
 after the pot is paid, so a ranking never shows a game whose chips have not moved, nor misses one
 that has.  Only finished public quick games count; private tables and bots never do.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db.models import IntegerField, Subquery
@@ -73,9 +71,8 @@ def position_of(row: PeriodScore) -> int:
 
     Three counts in one query rather than one count of an OR: the first two are ranges of the ranking
     index, counted from the index alone (index-only scans); only the last, rare tie needs the table.
-    One count of the OR made PostgreSQL read every row of the period from the table: for a place near
-    60,000-95,000 among 100,000 players (``benchmarks/ranking_bench.py``'s data) 28-49 ms with the rows
-    cached and ~150 ms without, against 11-13 ms this way.
+    One count of the OR makes PostgreSQL read every row of the period from the table, which for a place far
+    down a big ranking is several times slower (``make bench-ranking`` times the pages on such a ranking).
     """
     period = PeriodScore.objects.filter(period=row.period, start=row.start)
     more_chips = period.filter(net__gt=row.net)
@@ -112,27 +109,3 @@ def record_game(results: Iterable[tuple[int, int, bool]], when: datetime) -> Non
             position = position_of(row)
             if row.best_position is None or position < row.best_position:
                 PeriodScore.objects.filter(pk=row.pk).update(best_position=position)
-
-
-def rebuild_totals() -> dict[tuple[int, str, date], dict[str, Any]]:
-    """Every (user, period, start) total recomputed from the ledger and the finished games' seats —
-    what the kept rows must equal."""
-    from accounts.models import Entry
-    from games.models import Seat, Table
-
-    totals: dict[tuple[int, str, date], dict[str, Any]] = defaultdict(lambda: {"net": 0, "games": 0, "wins": 0})
-    tables = {t.pk: t for t in Table.objects.filter(status=Table.Status.FINISHED, is_public=True, is_quick=True)}
-    nets: dict[tuple[int, int], int] = defaultdict(int)
-    for table_id, user_id, amount in Entry.objects.filter(
-        transaction__table_id__in=tables, account__kind="user"
-    ).values_list("transaction__table_id", "account__user_id", "amount"):
-        nets[(table_id, user_id)] += amount
-    for seat in Seat.objects.filter(table_id__in=tables, is_bot=False, user__isnull=False):
-        table = tables[seat.table_id]
-        assert table.finished_at is not None
-        for period in PERIODS:
-            total = totals[(seat.user_id, period, period_start(period, table.finished_at))]
-            total["net"] += nets[(table.pk, seat.user_id)]
-            total["games"] += 1
-            total["wins"] += 1 if seat.place == 1 else 0
-    return dict(totals)

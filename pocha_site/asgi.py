@@ -15,10 +15,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from games import timers  # noqa: E402
-from games.routing import websocket_urlpatterns  # noqa: E402
-from pocha_site.http_limit import LimitHttp  # noqa: E402
+import pocha_site.converters  # noqa: E402, F401 (the path converters, for the socket routes too)
+from games.live import loop as server_loop  # noqa: E402
+from games.live.http_limit import LimitHttp  # noqa: E402
+from games.live.routing import websocket_urlpatterns  # noqa: E402
 from pocha_site.origin import SameOriginValidator  # noqa: E402
+from pocha_site.proxy import trust_proxies  # noqa: E402
 
 
 class BindClockLoop:
@@ -28,7 +30,7 @@ class BindClockLoop:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
-        timers.bind_loop()
+        server_loop.bind_loop()
         return await self.app(scope, receive, send)
 
 
@@ -45,11 +47,15 @@ def tune_collector(threshold: tuple[int, ...]) -> None:
 
 tune_collector(settings.POCHA_GC_THRESHOLD)
 
-application = BindClockLoop(
-    ProtocolTypeRouter(
-        {
-            "http": LimitHttp(django_asgi_app),
-            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-        }
-    )
+# Outermost: pages and sockets alike see the client's own address (pocha_site/proxy.py, TRUSTED_PROXIES).
+application = trust_proxies(
+    BindClockLoop(
+        ProtocolTypeRouter(
+            {
+                "http": LimitHttp(django_asgi_app),
+                "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            }
+        )
+    ),
+    settings.TRUSTED_PROXIES,
 )

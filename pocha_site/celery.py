@@ -1,6 +1,6 @@
 """The Celery app: worker and beat run the turn clock when REDIS_URL is set.
 
-Redis going away and coming back (a restart, a failover) must not leave the clock dead (issue 11):
+Redis going away and coming back (a restart, a failover) must not leave the clock dead:
 
 * the worker retries the broker for ever, at startup and after a loss, at most 2 s apart, and beat
   logs a sweep it could not send and sends the next one;
@@ -17,8 +17,8 @@ Redis going away and coming back (a restart, a failover) must not leave the cloc
   ``do_due`` is idempotent, so a step that comes back twice is played once.
 
 The worker keeps its database connections between tasks (``KeptConnectionsFixup``): Celery's Django
-fixup closes them before and after every task, so each bot's move and each deal opened a new PostgreSQL
-session (a new backend process) — a few a second under load, more CPU than the tasks' own queries.
+fixup closes them before and after every task, so each bot's move and each deal would open a new
+PostgreSQL connection, whose new backend process costs the database more than the task's own queries.
 
 Supervision (``deploy/supervisord.conf``, the systemd units) restarts a worker or beat that exits
 anyway.
@@ -125,8 +125,9 @@ app.conf.update(
     worker_cancel_long_running_tasks_on_connection_loss=True,
     # The worker's own heartbeats and events are not used; fewer sockets to lose.
     worker_send_task_events=False,
+    # The tasks live with the rest of the live transport (games/live/), not in an app's ``tasks`` module.
+    imports=("games.live.tasks",),
 )
-app.autodiscover_tasks()
 
 
 def ping(timeout: float = 1.0) -> Any:

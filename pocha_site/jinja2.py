@@ -2,19 +2,19 @@
 its seats), through Django's own Jinja2 backend (settings.TEMPLATES).
 
 Everything else stays in the Django template language.  The board is drawn for every seat of a table at
-every move, and there Django's templates were half of a server process's CPU at 375 tables (py-spy);
-Jinja2 compiles a template to Python code and draws the same HTML several times faster.
+every move, which makes its drawing the biggest part of a server process's work under load; Jinja2
+compiles a template to Python code and draws the same HTML several times faster than Django's templates.
 
 What the board's templates need from Django, and how they get it here:
 
 * translations: ``{% trans %}`` blocks and ``_()`` go through Django's gettext and ngettext, in the language
   active when the template is drawn (``translation.override``), with the same msgids as Django's
   ``{% blocktrans %}`` (``%(name)s`` placeholders).  ``draw`` reads the active language once and hands it
-  to the drawing (``_language``); each text is translated once per language and process (``_translated``):
-  Django's gettext looks the language up in a context-local at every call, and with some 25 texts on a
-  board that lookup was half of the board's drawing (cProfile, a round-11 board);
-* ``url(name, *args)`` for ``{% url %}``, ``seat()`` and ``hand_card()`` (``games.seats``), the ``fichas``
-  and ``format_signed`` filters;
+  to the drawing (``_language``); each text is translated once per language and process (``_translated``),
+  because Django's gettext looks the language up in a context-local at every call, once for every text
+  on a board;
+* ``url(name, *args)`` for ``{% url %}``, the ``fichas`` and ``format_signed`` filters (the board's own
+  ``seat()`` and ``hand_card()`` come in its context: ``games.read.board.draw_board``);
 * ``dtl(name)``: a rarely drawn part that stays in Django's templates (the rematch box), with this
   template's context;
 * undefined names and attributes are empty, as in Django's templates (``ChainableUndefined``).
@@ -92,13 +92,11 @@ def format_signed(value: int) -> str:
 
 
 def environment(**options: Any) -> Environment:
-    from games.seats import hand_card, seat  # (the games app is loaded by the time a template is drawn)
-
     options["undefined"] = ChainableUndefined
     options.setdefault("extensions", []).append("jinja2.ext.i18n")
     env = Environment(**options)  # noqa: S701 (Django's backend sets autoescape=True)
     env.install_gettext_callables(_gettext, _ngettext, newstyle=True)  # type: ignore[attr-defined]
-    env.globals.update(url=url, dtl=dtl, seat=seat, hand_card=hand_card)
+    env.globals.update(url=url, dtl=dtl)
     env.filters.update(fichas=fichas, format_signed=format_signed)
     return env
 

@@ -6,7 +6,7 @@ socket timeout (ours do: the channel layer's 10 s, the hub's publisher's 5 s).  
 (CPython gh-86296, fixed in 3.12 by rebuilding ``wait_for`` on ``asyncio.timeout``): the cancellation is
 lost.  Channels' consumers are cancelled that way when their socket closes (Daphne, or a test's event
 loop at its teardown); channels_redis's ``receive`` then goes on with its blocking pops for ever, a task
-that never ends (``make test-services`` hung on one at a module's teardown, a server would leak one).
+that never ends: a test run hangs on it at a module's teardown, and a server leaks one.
 
 These classes notice a cancellation that the send swallowed (the task's ``cancelling()`` count went up
 and nothing was raised), drop the connection (the command's reply will never be read) and raise it.

@@ -7,10 +7,13 @@ layer and Celery broker) and a Celery worker + beat, and any number of ASGI proc
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -32,6 +35,116 @@ def env_list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
+# --- The site's own settings: one typed reader -------------------------------------------------
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A setting of the site's own: its environment variable (the setting's name), its group, its
+    default as one would write it there, and its one line of meaning (its documentation)."""
+
+    name: str
+    group: str
+    default: str
+    meaning: str
+
+
+#: Every setting read through ``SettingsReader``, in the order first read (``python -m pocha_site.settings``).
+DECLARED: dict[str, Declared] = {}
+
+
+class SettingsReader:
+    """The one way the site's own settings (every ``POCHA_*``, and ``TRUSTED_PROXIES``) are read from the
+    environment: typed, checked, and declared once with a group, a default and one line of meaning.
+
+    An unset or blank variable gives the default; a value the setting cannot take (``abc`` for seconds, a
+    negative count) stops the start with ``ImproperlyConfigured`` naming the variable and the value."""
+
+    def __init__(self, environ: Mapping[str, str], group: str = "") -> None:
+        self.environ = environ
+        self.title = group
+
+    def group(self, title: str) -> SettingsReader:
+        return SettingsReader(self.environ, title)
+
+    def read(self, name: str, default: T, meaning: str, parse: Callable[[str], T], expected: str) -> T:
+        """``parse`` the variable's text (a ValueError: not ``expected``), or ``default`` when unset."""
+        shown = (
+            f"{default:g}"
+            if isinstance(default, float)
+            else ",".join(map(str, default))
+            if isinstance(default, tuple)
+            else str(default)
+        )
+        DECLARED.setdefault(name, Declared(name, self.title, shown, meaning))
+        text = (self.environ.get(name) or "").strip()
+        if not text:
+            return default
+        try:
+            return parse(text)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must be {expected}, not {text!r} ({meaning}).") from None
+
+    def seconds(self, name: str, default: float, meaning: str, *, above_zero: bool = False) -> float:
+        """A number of seconds (or any other non-negative quantity: a share of a core), 0 or more."""
+
+        def parse(text: str) -> float:
+            value = float(text)
+            if not math.isfinite(value) or value < 0 or (above_zero and value == 0):
+                raise ValueError(text)
+            return value
+
+        expected = "a number greater than 0" if above_zero else "a number, 0 or more"
+        return self.read(name, float(default), meaning, parse, expected)
+
+    def count(self, name: str, default: int, meaning: str, *, least: int = 0) -> int:
+        """A whole number, ``least`` or more."""
+
+        def parse(text: str) -> int:
+            value = int(text)
+            if value < least:
+                raise ValueError(text)
+            return value
+
+        return self.read(name, default, meaning, parse, f"a whole number, {least} or more")
+
+    def text(self, name: str, default: str, meaning: str) -> str:
+        return self.read(name, default, meaning, str, "text")
+
+    def networks(self, name: str, meaning: str) -> tuple[str, ...]:
+        """Comma-separated IP addresses and networks (``127.0.0.1``, ``10.0.0.0/8``, ``::1``); none by default."""
+
+        def parse(text: str) -> tuple[str, ...]:
+            items = tuple(item.strip() for item in text.split(",") if item.strip())
+            for item in items:
+                (ipaddress.ip_network if "/" in item else ipaddress.ip_address)(item)
+            return items
+
+        return self.read(
+            name, (), meaning, parse, "IP addresses or networks separated by commas, like 127.0.0.1,10.0.0.0/8"
+        )
+
+    def thresholds(self, name: str, default: str, meaning: str) -> tuple[int, ...]:
+        DECLARED.setdefault(name, Declared(name, self.title, default, meaning))
+        return gc_threshold(self.environ, name, default)
+
+
+def settings_table() -> str:
+    """The declared settings as Markdown tables, one per group."""
+    lines: list[str] = []
+    for group in dict.fromkeys(item.group for item in DECLARED.values()):
+        lines += [f"**{group}**", "", "| variable | default | meaning |", "|---|---|---|"]
+        lines += [
+            f"| `{d.name}` | {f'`{d.default}`' if d.default else 'none'} | {d.meaning} |"
+            for d in DECLARED.values()
+            if d.group == group
+        ]
+        lines.append("")
+    return "\n".join(lines)
+
+
 def gc_threshold(env: Mapping[str, str], name: str, default: str) -> tuple[int, ...]:
     """One to three whole numbers for ``gc.set_threshold``, separated by commas (``50000,10,10``)."""
     text = env.get(name, "").strip() or default
@@ -44,9 +157,29 @@ def gc_threshold(env: Mapping[str, str], name: str, default: str) -> tuple[int, 
     return values
 
 
+#: psycopg prepares a statement on a connection once it has run this many times (its own default).
+PREPARE_THRESHOLD = 5
+
+
 def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
     """The ``DATABASES`` setting for an environment: ``DATABASE_URL``, or a local SQLite file."""
     url = env.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+    database_group = SettingsReader(env, "Database and messaging")
+    # Persistent connections are mandatory under load: opening one per query collapses the server.
+    # POCHA_CONN_MAX_AGE: the server processes set 0 (deploy/): under ASGI each HTTP request runs in a
+    # thread of its own, whose kept connection would outlive it (PostgreSQL ran out of connections
+    # under load); the socket path keeps its threads' connections itself (games.live.hotpath).
+    max_age = database_group.count(
+        "POCHA_CONN_MAX_AGE",
+        600,
+        "seconds Django keeps a PostgreSQL connection (the server processes run with 0: deploy/)",
+    )
+    pool_max = database_group.count(
+        "POCHA_DB_POOL_MAX",
+        24,
+        "with POCHA_CONN_MAX_AGE=0, the PostgreSQL connections each process keeps in a pool for its HTTP requests "
+        "(0: no pool)",
+    )
     if url.startswith("sqlite"):
         database = dict(dj_database_url.parse(url))
         database["OPTIONS"] = {
@@ -60,20 +193,18 @@ def database_settings(env: Mapping[str, str]) -> dict[str, Any]:
         # One file per test process, so that two runs on one machine never share it.
         database["TEST"] = {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")}
     else:
-        # Persistent connections are mandatory under load: opening one per query collapses the server.
-        # POCHA_CONN_MAX_AGE: the server processes set 0 (deploy/): under ASGI each HTTP request runs in a
-        # thread of its own, whose kept connection would outlive it (PostgreSQL ran out of connections
-        # under load); the socket path keeps its threads' connections itself (games.hotpath).
-        max_age = int(env.get("POCHA_CONN_MAX_AGE", "600"))
         database = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
-        pool_max = int(env.get("POCHA_DB_POOL_MAX", "24"))
+        # Parameters bound on the server, and every statement run more than a few times on a connection
+        # prepared (parsed and planned once): the moves run the same few statements all day, and planning
+        # them would otherwise be most of the database's work for them (games.table.rows).
+        database["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": PREPARE_THRESHOLD}
         if max_age == 0 and pool_max > 0:
             # ... and so an HTTP request's connection goes back to a pool (psycopg_pool) instead of being
-            # closed: a new connection costs PostgreSQL a backend process (about 7 ms of CPU), each request
-            # paid it, and during a burst of new tables that was a quarter of the database's CPU.  The
-            # pool's size covers the socket path's threads (POCHA_DB_THREADS), which hold theirs, the
-            # beat's thread and the requests'; a request finding none free waits up to `timeout` seconds.
-            database["OPTIONS"] = {"pool": {"min_size": 2, "max_size": pool_max, "timeout": 10}}
+            # closed: a new connection costs PostgreSQL a backend process, which every request would pay,
+            # a good part of the database's work during a burst of new tables.  The pool's size covers the
+            # socket path's threads (POCHA_DB_THREADS), which hold theirs, the beat's thread and the
+            # requests'; a request finding none free waits up to `timeout` seconds.
+            database["OPTIONS"]["pool"] = {"min_size": 2, "max_size": pool_max, "timeout": 10}
     return {"default": database}
 
 
@@ -307,10 +438,6 @@ DATABASES = database_settings(ENV)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = ENV.get("REDIS_URL") or None
-# The Redis pub/sub channel of this site's table events (games.hub).  Pub/sub ignores Redis's database
-# numbers: unless set, the name is made from the database and Redis in use, so that two sites on one Redis
-# (or the test suites beside a running stack) are told apart.
-POCHA_HUB_CHANNEL = ENV.get("POCHA_HUB_CHANNEL", "")
 CHANNEL_LAYERS = channel_layer_settings(ENV)
 CACHES = cache_settings(ENV)
 
@@ -331,17 +458,6 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
-
-# Failed logins allowed per client address, and per account, in POCHA_LOGIN_WINDOW seconds; after that
-# even the right password is refused until the window passes.
-POCHA_LOGIN_ATTEMPTS = int(ENV.get("POCHA_LOGIN_ATTEMPTS", "10"))
-POCHA_LOGIN_WINDOW = int(ENV.get("POCHA_LOGIN_WINDOW", "300"))
-# Accounts that may be created from one client address in POCHA_SIGNUP_WINDOW seconds.
-POCHA_SIGNUP_LIMIT = int(ENV.get("POCHA_SIGNUP_LIMIT", "10"))
-POCHA_SIGNUP_WINDOW = int(ENV.get("POCHA_SIGNUP_WINDOW", "3600"))
-# Password-reset e-mails that may be asked for from one address, or for one e-mail, in POCHA_RESET_WINDOW s.
-POCHA_RESET_LIMIT = int(ENV.get("POCHA_RESET_LIMIT", "5"))
-POCHA_RESET_WINDOW = int(ENV.get("POCHA_RESET_WINDOW", "3600"))
 
 # --- E-mail (password resets) -----------------------------------------------------------------
 
@@ -372,72 +488,186 @@ STORAGES = {
     },
 }
 
-# --- The game ---------------------------------------------------------------------------------
+# === The site's own settings ==================================================================
+#
+# Every POCHA_* setting and TRUSTED_PROXIES, by subject, each read once through ``SettingsReader`` from the
+# environment variable of the same name, with its default and one line of meaning, which is its
+# documentation (``python -m pocha_site.settings`` prints them as tables).  POCHA_CONN_MAX_AGE and
+# POCHA_DB_POOL_MAX are read with the database (``database_settings``).
 
-# Seconds a bot "thinks" before it plays, so people can follow the table.
-POCHA_BOT_DELAY = float(ENV.get("POCHA_BOT_DELAY", "1.0"))
-# Seconds after a seated player's last socket closes before the bot plays their turns.
-POCHA_DISCONNECT_GRACE = float(ENV.get("POCHA_DISCONNECT_GRACE", "5"))
-# Wrong private-table codes a person (and an address) may try in a minute.
-POCHA_CODE_ATTEMPTS = int(ENV.get("POCHA_CODE_ATTEMPTS", "10"))
-# Seconds a completed trick stays on the table before anyone (a bot, or the next deal) moves on: every
-# page shows it at least POCHA_TRICK_HOLD seconds (the browser's own hold) with the winning card marked.
-POCHA_TRICK_PAUSE = float(ENV.get("POCHA_TRICK_PAUSE", "2.2"))
-POCHA_TRICK_HOLD = float(ENV.get("POCHA_TRICK_HOLD", "1.8"))
-# Seconds between a round's last trick and the next deal: the last trick, then the round's result.
-# 0 deals the next round at once, in the same transaction as the last card (the tests' default).
-POCHA_ROUND_PAUSE = float(ENV.get("POCHA_ROUND_PAUSE", "7"))
-# Phrases a person may say at the table (table talk) per POCHA_TALK_WINDOW seconds.
-POCHA_TALK_LIMIT = int(ENV.get("POCHA_TALK_LIMIT", "3"))
-POCHA_TALK_WINDOW = int(ENV.get("POCHA_TALK_WINDOW", "10"))
-# Seconds a rematch («Revancha») waits for the other players before bots take their seats.
-POCHA_REMATCH_WAIT = float(ENV.get("POCHA_REMATCH_WAIT", "30"))
-# Seconds a quick-play table waits for people before bots fill the empty seats.
-POCHA_QUICK_WAIT = float(ENV.get("POCHA_QUICK_WAIT", "20"))
+pocha = SettingsReader(ENV)
 
-# --- Running as a service (issue 11) ---------------------------------------------------------
+# --- Clock and pacing: the table's pauses let people read a trick and a round's result; the server sets
+# the pace, so no bot, clock or deal moves on during them (the page holds a trick up POCHA_TRICK_HOLD).
 
-# Presence: every ASGI process beats every POCHA_PRESENCE_BEAT seconds; the sockets of a process not heard
-# from for POCHA_PRESENCE_TTL seconds (killed, frozen) stop counting, and the sweeper removes them.
-POCHA_PRESENCE_BEAT = float(ENV.get("POCHA_PRESENCE_BEAT", "2"))
-POCHA_PRESENCE_TTL = float(ENV.get("POCHA_PRESENCE_TTL", "8"))
-# Open sockets one person may have at once, over every table and process.
-POCHA_MAX_SOCKETS = int(ENV.get("POCHA_MAX_SOCKETS", "12"))
-# Seconds a waiting table that is not a quick one (a new public table, a private one) waits for its
-# players before it is called off and every stake goes back.
-POCHA_WAITING_TTL = float(ENV.get("POCHA_WAITING_TTL", "1800"))
-# Each ASGI process also sweeps overdue steps (besides Celery beat in services mode), so that no game
-# waits on one process; it leaves a step to its precise timer for this many seconds first.
-POCHA_SERVER_SWEEP_SLACK = float(ENV.get("POCHA_SERVER_SWEEP_SLACK", "1.0"))
+pacing = pocha.group("Clock and pacing")
+POCHA_BOT_DELAY = pacing.seconds("POCHA_BOT_DELAY", 1.0, "seconds a bot waits before it plays")
+POCHA_TRICK_PAUSE = pacing.seconds(
+    "POCHA_TRICK_PAUSE", 2.2, "seconds after a completed trick before anyone (a bot, the clock, the next deal) moves on"
+)
+POCHA_TRICK_HOLD = pacing.seconds(
+    "POCHA_TRICK_HOLD", 1.8, "seconds each page holds a completed trick up before sweeping it to the winner"
+)
+POCHA_ROUND_PAUSE = pacing.seconds(
+    "POCHA_ROUND_PAUSE",
+    7,
+    "seconds a round's last trick and result stay up before the next deal (0: deal at once, in the same "
+    "transaction as the last card)",
+)
+POCHA_REMATCH_WAIT = pacing.seconds(
+    "POCHA_REMATCH_WAIT", 30, "seconds a rematch waits for the other players before bots take their seats"
+)
+POCHA_QUICK_WAIT = pacing.seconds(
+    "POCHA_QUICK_WAIT", 20, "seconds a quick-play table waits for people before bots fill the empty seats"
+)
+POCHA_WAITING_TTL = pacing.seconds(
+    "POCHA_WAITING_TTL",
+    1800,
+    "seconds a waiting table that is not a quick one (a new public table, a private one, a rematch without "
+    "bots) waits after its last change before it is called off, every stake going back",
+)
 
-# Threads for the socket path's database calls in each server process, with PostgreSQL (games.hotpath);
-# each holds a connection of its own.  SQLite always uses one.
-POCHA_DB_THREADS = int(ENV.get("POCHA_DB_THREADS", "4"))
+# --- Presence: one row per open socket, owned by the ASGI process holding it; a process beats to say it
+# is alive, and the sockets of one that stopped beating (killed, frozen) stop counting.
 
-# The cyclic garbage collector of each ASGI process (pocha_site.asgi): how many new objects before its
-# youngest generation is collected, and how many such passes before each older one (Python's default is
-# 700,10,10).  Measured at 375 tables in late rounds: with 700, each process made a full collection every
-# ~6 s, stopping its event loop (every socket of the process) for up to 180 ms; with 50000, none in the
-# 30 s window, and p95 went from 128-185 ms to 42-60 ms.  Most likely, fewer passes in the middle of
-# moves carry fewer short-lived objects into the oldest generation.  See benchmarks/load/README.md,
-# "Seventh session".
-POCHA_GC_THRESHOLD = gc_threshold(ENV, "POCHA_GC_THRESHOLD", "50000,10,10")
+presence = pocha.group("Presence")
+POCHA_PRESENCE_BEAT = presence.seconds(
+    "POCHA_PRESENCE_BEAT", 2, "every ASGI process records that it is alive every this many seconds", above_zero=True
+)
+POCHA_PRESENCE_TTL = presence.seconds(
+    "POCHA_PRESENCE_TTL",
+    8,
+    "the sockets of a process not heard from for this many seconds stop counting, so a dropped player's "
+    "grace starts anyway",
+    above_zero=True,
+)
+POCHA_DISCONNECT_GRACE = presence.seconds(
+    "POCHA_DISCONNECT_GRACE", 5, "seconds after a seated player's last socket closes before the bot plays their turns"
+)
+POCHA_MAX_SOCKETS = presence.count(
+    "POCHA_MAX_SOCKETS",
+    12,
+    "open table sockets one person may have over every table and process; the next is refused «Tienes "
+    "demasiadas pestañas abiertas»",
+    least=1,
+)
+POCHA_SERVER_SWEEP_SLACK = presence.seconds(
+    "POCHA_SERVER_SWEEP_SLACK",
+    1.0,
+    "each ASGI process also plays steps overdue by more than this many seconds (besides Celery beat), so no "
+    "game waits on one process",
+)
 
-# Load shedding (games.capacity): a server process whose event loop lags, or whose database thread makes
-# calls wait, by more than these many seconds, or whose threads use more than this share of a core
-# (smoothed over about a second; 0 turns a limit off) refuses new tables and quick play with «Sala llena»
-# (HTTP 503, Retry-After) until the waits are under half and the CPU under 0.8 of its limit again.
-POCHA_SHED_LOOP_LAG = float(ENV.get("POCHA_SHED_LOOP_LAG", "0.1"))
-POCHA_SHED_DB_WAIT = float(ENV.get("POCHA_SHED_DB_WAIT", "0.1"))
-POCHA_SHED_CPU = float(ENV.get("POCHA_SHED_CPU", "0.85"))
-# ... or whose moves take longer than this on the server (a socket's move: its database call and its push),
-# or whose HTTP requests wait longer than this for their turn (POCHA_HTTP_CONCURRENCY), smoothed too.
-POCHA_SHED_MOVE_TIME = float(ENV.get("POCHA_SHED_MOVE_TIME", "0.1"))
-POCHA_SHED_HTTP_WAIT = float(ENV.get("POCHA_SHED_HTTP_WAIT", "0.5"))
-POCHA_SHED_RETRY_AFTER = int(ENV.get("POCHA_SHED_RETRY_AFTER", "10"))
-# HTTP requests a server process runs at once (each in a thread that takes turns with the event loop);
-# the others wait on the loop (pocha_site/http_limit.py).  0: no limit.
-POCHA_HTTP_CONCURRENCY = int(ENV.get("POCHA_HTTP_CONCURRENCY", "1"))
+# --- Capacity and load shedding (games.live.capacity): a server process whose event loop lags, whose
+# database threads make calls wait, whose moves or HTTP requests wait, or whose threads use more than a
+# share of a core, each smoothed over about a second, refuses new tables and quick play with «Sala llena»
+# (HTTP 503, Retry-After) until the waits are under half and the CPU under 0.8 of its limit again; running
+# games go on.  0 turns a limit off.  HTTP requests run in threads that take turns with the event loop, so a
+# ramp of new tables fills a process before its loop lags (benchmarks/load/README.md).
+
+capacity = pocha.group("Capacity and load shedding")
+POCHA_SHED_LOOP_LAG = capacity.seconds(
+    "POCHA_SHED_LOOP_LAG", 0.1, "shed when the process's event loop lags by more than this many seconds"
+)
+POCHA_SHED_DB_WAIT = capacity.seconds(
+    "POCHA_SHED_DB_WAIT",
+    0.1,
+    "shed when the socket path's database threads make a call wait more than this many seconds",
+)
+POCHA_SHED_CPU = capacity.seconds(
+    "POCHA_SHED_CPU", 0.85, "shed when the process's threads together use more than this share of one core"
+)
+POCHA_SHED_MOVE_TIME = capacity.seconds(
+    "POCHA_SHED_MOVE_TIME",
+    0.1,
+    "shed when a socket's move (its database call and its push) takes longer than this many seconds on the server",
+)
+POCHA_SHED_HTTP_WAIT = capacity.seconds(
+    "POCHA_SHED_HTTP_WAIT", 0.5, "shed when HTTP requests wait longer than this many seconds for their turn"
+)
+POCHA_SHED_RETRY_AFTER = capacity.count("POCHA_SHED_RETRY_AFTER", 10, "the Retry-After seconds of that refusal")
+POCHA_HTTP_CONCURRENCY = capacity.count(
+    "POCHA_HTTP_CONCURRENCY",
+    1,
+    "HTTP requests a server process runs at once, the others waiting on its event loop (0: no limit)",
+)
+POCHA_DB_THREADS = capacity.count(
+    "POCHA_DB_THREADS",
+    4,
+    "threads, each with its own connection, for the socket path's database calls in each server process with "
+    "PostgreSQL (SQLite always uses one)",
+    least=1,
+)
+# The cyclic garbage collector of each ASGI process (pocha_site.asgi), its youngest generation collected
+# far less often than Python's default: a pass every 700 new objects, in the middle of moves being drawn,
+# carries short-lived objects into the oldest generation, whose full passes then stop the event loop (every
+# socket of the process) for as long as it takes to walk everything the process holds.  The load tool's
+# figures are in benchmarks/load/README.md.
+POCHA_GC_THRESHOLD = capacity.thresholds(
+    "POCHA_GC_THRESHOLD",
+    "50000,10,10",
+    "the garbage collector's thresholds in each server process (gc.set_threshold; Python's default is 700,10,10)",
+)
+
+# --- Limits, counted in Django's cache (Redis in services mode, so they hold across processes) by
+# pocha_site.ratelimit.  A name alone is never locked: a stranger's wrong passwords for someone's name, from
+# other addresses, never keep its owner out.
+
+limits = pocha.group("Limits")
+POCHA_LOGIN_ATTEMPTS = limits.count(
+    "POCHA_LOGIN_ATTEMPTS",
+    10,
+    "failed logins for one name from one address per POCHA_LOGIN_WINDOW; then that name is refused from that "
+    "address, right password or not, until the window passes",
+    least=1,
+)
+POCHA_LOGIN_ADDRESS_ATTEMPTS = limits.count(
+    "POCHA_LOGIN_ADDRESS_ATTEMPTS",
+    10,
+    "failed logins from one address over every name per POCHA_LOGIN_WINDOW; then the address is refused "
+    "(raise it when many players share one address)",
+    least=1,
+)
+POCHA_LOGIN_WINDOW = limits.count("POCHA_LOGIN_WINDOW", 300, "seconds of the login windows", least=1)
+POCHA_SIGNUP_LIMIT = limits.count(
+    "POCHA_SIGNUP_LIMIT", 10, "accounts that may be created from one address per POCHA_SIGNUP_WINDOW"
+)
+POCHA_SIGNUP_WINDOW = limits.count("POCHA_SIGNUP_WINDOW", 3600, "seconds of the sign-up window", least=1)
+POCHA_RESET_LIMIT = limits.count(
+    "POCHA_RESET_LIMIT",
+    5,
+    "password-reset e-mails that may be asked for from one address, and for one e-mail, per POCHA_RESET_WINDOW",
+)
+POCHA_RESET_WINDOW = limits.count("POCHA_RESET_WINDOW", 3600, "seconds of the password-reset window", least=1)
+POCHA_CODE_ATTEMPTS = limits.count(
+    "POCHA_CODE_ATTEMPTS", 10, "wrong private-table codes a person, and an address, may try per minute", least=1
+)
+POCHA_TALK_LIMIT = limits.count("POCHA_TALK_LIMIT", 3, "table-talk phrases a person may say per POCHA_TALK_WINDOW")
+POCHA_TALK_WINDOW = limits.count("POCHA_TALK_WINDOW", 10, "seconds of the table-talk window", least=1)
+POCHA_RATELIMIT_PREFIX = limits.text(
+    "POCHA_RATELIMIT_PREFIX", "rl", "the first part of the limits' counters' keys in the cache"
+)
+
+# --- The client's address: the connection's own, unless it comes from a trusted proxy, whose
+# X-Forwarded-For (its right-most address that is not a trusted proxy) and X-Forwarded-Proto are believed
+# (pocha_site/proxy.py).  The limits above count per address: a client must never choose its own.
+
+TRUSTED_PROXIES = pocha.group("Proxies").networks(
+    "TRUSTED_PROXIES",
+    "addresses or networks of the proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, comma-"
+    "separated (nginx on this machine: 127.0.0.1); none by default",
+)
+
+# --- Database and messaging (besides POCHA_CONN_MAX_AGE and POCHA_DB_POOL_MAX) ---------------------
+
+# Pub/sub ignores Redis's database numbers: unless set, the name is made from the database and Redis in use,
+# so that two sites on one Redis (or the test suites beside a running stack) are told apart.
+POCHA_HUB_CHANNEL = pocha.group("Database and messaging").text(
+    "POCHA_HUB_CHANNEL",
+    "",
+    "the prefix of the Redis pub/sub channels of the table events, one per table (games.live.hub: "
+    "PREFIX:TABLE_ID); empty: made up",
+)
 
 # The beat sweeper plays every overdue step (a bot's move, a table to fill) that a lost task left behind.
 CELERY_BEAT_SCHEDULE = {
@@ -445,3 +675,7 @@ CELERY_BEAT_SCHEDULE = {
     # Sockets of ASGI processes that stopped beating (killed, frozen) stop counting, even if none is left.
     "pocha-sweep-presence": {"task": "games.tasks.sweep_presence", "schedule": POCHA_PRESENCE_BEAT},
 }
+
+
+if __name__ == "__main__":
+    print(settings_table())

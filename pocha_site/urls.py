@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from games import views as game_views
+import pocha_site.converters  # noqa: F401 (registers the site's path converters before the apps' URLs)
+from games.web import views as game_views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -9,5 +10,5 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("clasificacion/", include("leaderboard.urls")),
     path("", game_views.home, name="home"),
-    path("", include("games.urls")),
+    path("", include("games.web.urls")),
 ]

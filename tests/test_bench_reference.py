@@ -3,19 +3,24 @@
 ``benchmarks/reference_pocha.py`` is the yardstick of ``python -m games.engine bench``: a plain,
 independent reading of the rules.  A yardstick that disagrees with the engine would time something
 else, so here the two replay the same records and must print the same lines (for rejected records:
-the same round, kind and index).  The reference file and the shared sample records are required:
-when either is missing these tests fail rather than skip.
+the same round, kind and index).  The reference file and the sample records are required: when either
+is missing these tests fail rather than skip.  The samples are the repository's copy of the shared ones
+(``tests/fixtures/records``): the bench's own default, ``shared/records`` beside the repository, may be
+absent (a fresh clone), so every test here points the bench at the copy.
 """
 
 import ast
 import copy
 import json
 import random
+from pathlib import Path
 
 import pytest
 
 from games.engine import export_record, play_game, replay_line
-from games.engine.bench import REFERENCE_PATH, SAMPLES_DIR, altered, comparable, load_reference, sample_records
+from games.engine.bench import REFERENCE_PATH, altered, comparable, load_reference, sample_records
+
+SAMPLES_DIR = Path(__file__).resolve().parent / "fixtures" / "records"
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +30,18 @@ def reference():
     return module
 
 
+@pytest.fixture(autouse=True)
+def bench_reads_the_fixtures(monkeypatch):
+    """``python -m games.engine bench`` reads ``SAMPLES_DIR`` (its default is beside the repository)."""
+    from games.engine import bench
+
+    monkeypatch.setattr(bench, "SAMPLES_DIR", SAMPLES_DIR)
+
+
 @pytest.fixture(scope="module")
 def samples():
     paths = sorted(p for p in SAMPLES_DIR.glob("*.json") if not p.name.endswith(".expected.json"))
-    assert paths, f"the shared sample records are missing from {SAMPLES_DIR}"
+    assert paths, f"the sample records are missing from {SAMPLES_DIR}"
     return paths
 
 
@@ -90,7 +103,7 @@ def test_samples_agree_with_the_expected_answers(reference, samples):
 
 
 def test_sample_records_load_for_the_bench(samples):
-    assert len(sample_records()) == len(samples)
+    assert len(sample_records(SAMPLES_DIR)) == len(sample_records()) == len(samples)
 
 
 def test_self_play_records_replay_identically(reference):

@@ -20,11 +20,12 @@ from live.helpers import person, play_to_the_end
 
 from accounts import ledger
 from accounts.models import Account, Entry, Transaction
-from games import actions
 from games.engine import GameState, levels
 from games.engine.snapshot import load
-from games.errors import ActionError
 from games.models import Seat, Table
+from games.table import actions
+from games.table.actions import common, lifecycle
+from games.table.errors import ActionError
 
 pytestmark = pytest.mark.django_db
 
@@ -414,7 +415,7 @@ def test_the_wallet_shows_the_balance_and_every_movement_newest_first(client, fa
     with transaction.atomic():
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(GameState, "winners", lambda self: [0])
-            actions._on_finish(reload(second), game)
+            lifecycle.on_finish(reload(second), game)
     ledger.adjust(user.pk, -(ledger.balance(user.pk) - 40), "se equivocó la mesa", key="fix")
     ledger.claim_topup(user.pk)
     assert ledger.balance(user.pk) == 540
@@ -685,7 +686,7 @@ def test_a_whole_staked_game_against_bots_pays_the_pot_once(fast_bots):
     # Finishing it a second time pays nothing.
     before = books()
     with transaction.atomic():
-        fields = actions._on_finish(table, game)
+        fields = lifecycle.on_finish(table, game)
     assert fields["status"] == Table.Status.FINISHED
     assert books() == before
     assert {p: s.winnings for p, s in seats.items()} == dict(
@@ -718,9 +719,9 @@ def test_a_tie_splits_the_pot_with_the_odd_chips_from_seat_0(fast_bots, size, st
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(GameState, "winners", lambda self: list(winners))
         with transaction.atomic():
-            actions._on_finish(table, game)
+            lifecycle.on_finish(table, game)
         with transaction.atomic():
-            actions._on_finish(table, game)  # a second time: nothing more
+            lifecycle.on_finish(table, game)  # a second time: nothing more
     seats = {s.position: s for s in Seat.objects.filter(table=table)}
     assert {p: s.winnings for p, s in seats.items()} == {p: expected.get(p, 0) for p in seats}
     assert sum(expected.values()) == size * stake
@@ -744,7 +745,7 @@ def test_real_tied_games_split_the_pot(fast_bots, short_games, monkeypatch):
     found = []
     for seed in range(60):
         rng = random.Random(seed)
-        monkeypatch.setattr(actions, "secrets", types.SimpleNamespace(randbits=rng.getrandbits, choice=rng.choice))
+        monkeypatch.setattr(common, "secrets", types.SimpleNamespace(randbits=rng.getrandbits, choice=rng.choice))
         bots_rng = random.Random(1000 + seed)
         monkeypatch.setattr(
             levels, "decide", lambda view, level, rng=bots_rng: real_decide(view, level, rng=rng, worlds=8)
@@ -769,14 +770,17 @@ def test_real_tied_games_split_the_pot(fast_bots, short_games, monkeypatch):
     assert_books_balance()
 
 
-def test_leaving_a_started_game_keeps_the_seat_and_its_winnings(fast_bots, short_games):
+def test_leaving_a_started_game_is_a_forfeit(fast_bots, short_games):
+    """The seat stays theirs and the bot plays it to the end, but it is ranked last: no share of the pot,
+    whatever the bot scored; the pot goes to the best of the other seats."""
     user, other = person("marcha"), person("queda")
     table = actions.do_create_table(user, 3, stake=2000)
     actions.do_take_seat(table.pk, other)
     actions.do_start(table.pk, user)
     actions.do_leave_seat(table.pk, user)
     seat = Seat.objects.get(table=table, user=user)
-    assert seat.left and ledger.balance(user.pk) == 3000  # no refund once started
+    assert seat.left and seat.forfeit == Seat.Forfeit.LEFT
+    assert ledger.balance(user.pk) == 3000  # no refund once started
     before = books()
     with pytest.raises(ActionError) as refused:
         actions.do_leave_seat(table.pk, user)
@@ -785,10 +789,16 @@ def test_leaving_a_started_game_keeps_the_seat_and_its_winnings(fast_bots, short
     table = play_to_the_end(table.pk)
     seat.refresh_from_db()
     assert seat.left, "the seat stayed with the bot to the end"
-    winners = load(table.state).winners()
-    expected = actions.split_pot(6000, winners)
-    assert seat.winnings == expected.get(0, 0)
-    assert ledger.balance(user.pk) == 3000 + expected.get(0, 0)
+    totals = load(table.state).totals
+    others = [p for p in range(3) if p != seat.position]
+    best = max(totals[p] for p in others)
+    expected = actions.split_pot(6000, [p for p in others if totals[p] == best])
+    assert seat.winnings == 0 and seat.place == 3
+    assert dict(Seat.objects.filter(table=table).values_list("position", "winnings")) == {
+        p: expected.get(p, 0) for p in range(3)
+    }
+    assert ledger.balance(user.pk) == 3000
+    assert ledger.balance(other.pk) == 3000 + expected.get(1, 0)
     assert pot_balance(table.pk) == 0
     assert_books_balance()
 

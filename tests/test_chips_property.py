@@ -12,7 +12,7 @@ what every purse should hold and predicts which requests must be refused and why
   of the seats at its table: all of them while it waits or plays, none once finished or cancelled;
 * a refused request changed nothing at all in the ledger.
 
-Whole games are played through the real ``games.actions`` (people's moves with ``do_action``, bots'
+Whole games are played through the real ``games.table.actions`` (people's moves with ``do_action``, bots'
 and departed people's with ``do_due``), but shortened to their first round (one card each) so that a
 run can finish dozens of them, many of them tied; ``tests/test_chips_ledger.py`` plays a full-length
 staked game.  The deals are drawn from a seed Hypothesis chooses, so every example replays exactly.
@@ -50,11 +50,12 @@ from hypothesis.stateful import (
 
 from accounts import ledger
 from accounts.models import Account, Entry, Transaction
-from games import actions
 from games.engine import default_action
 from games.engine.snapshot import load
-from games.errors import ActionError
 from games.models import STAKES, Seat, Table
+from games.table import actions
+from games.table.actions import common, lifecycle
+from games.table.errors import ActionError
 
 UTC = UTC
 MADRID = ZoneInfo("Europe/Madrid")
@@ -130,6 +131,8 @@ class TableModel:
     status: str = WAITING
     #: The people seated: user id -> left the started game (the bot plays for them).
     people: dict[int, bool] = field(default_factory=dict)
+    #: The people who left the started game at some point: ranked last, even if they came back.
+    forfeited: set[int] = field(default_factory=set)
     bots: int = 0
 
 
@@ -204,13 +207,26 @@ class ChipsMachine(RuleBasedStateMachine):
         assert table.status == FINISHED
         model.status = FINISHED
         game = load(table.state)
-        winners = game.winners()
-        assert winners, "a finished game has winners"
         seats = {s.position: s for s in Seat.objects.filter(table_id=model.pk)}
+        # RULES.md: a seat whose person left the started game is ranked after every other seat; the pot
+        # goes to the best of the others (everyone here plays their own moves unless they left, so no seat
+        # is forfeited for the bot's share of its decisions).  If every seat forfeited, the plain ranking.
+        forfeited = {p for p, s in seats.items() if not s.is_bot and s.user_id in model.forfeited}
+        assert {p for p, s in seats.items() if s.forfeit} == forfeited
+        assert all(seats[p].forfeit == Seat.Forfeit.LEFT for p in forfeited)
+        contenders = [p for p in seats if p not in forfeited] or list(seats)
+        best = max(game.totals[p] for p in contenders)
+        winners = [p for p in contenders if game.totals[p] == best]
+        assert winners, "a finished game has winners"
+        assert {p for p, s in seats.items() if s.place == 1} == set(winners)
+        if len(contenders) < len(seats):
+            assert all(seats[p].place > len(contenders) for p in forfeited)
+            if max(game.totals) > best:
+                self.count("a forfeited seat outscored the winner")
         # A second run of the end of the game (a retried task, say) pays nothing.
         before = books()
         with transaction.atomic():
-            assert actions._on_finish(table, game)["status"] == FINISHED
+            assert lifecycle.on_finish(table, game)["status"] == FINISHED
         assert books() == before
         assert {s.position: s.winnings for s in Seat.objects.filter(table_id=model.pk)} == {
             p: s.winnings for p, s in seats.items()
@@ -228,8 +244,8 @@ class ChipsMachine(RuleBasedStateMachine):
                 self.house += share
             else:
                 self.chips[seat.user_id] += share
-                if seat.left:
-                    self.count("a seat left to the bot won chips")
+                if seat.forfeit:
+                    self.count("every seat forfeited: the plain ranking paid")
         self.count("staked game finished")
         if len(winners) > 1:
             self.count(f"tie between {len(winners)}")
@@ -255,7 +271,7 @@ class ChipsMachine(RuleBasedStateMachine):
     def setup(self, seed: int) -> None:
         rng = random.Random(seed)
         # Deals, first dealers and codes from Hypothesis's seed: an example replays exactly.
-        actions.secrets = types.SimpleNamespace(randbits=rng.getrandbits, choice=rng.choice)  # restored by the test
+        common.secrets = types.SimpleNamespace(randbits=rng.getrandbits, choice=rng.choice)  # restored by the test
         self.sign_up()
         self.sign_up()
 
@@ -464,6 +480,7 @@ class ChipsMachine(RuleBasedStateMachine):
             return
         if model.status == PLAYING:
             model.people[user.pk] = True  # no refund: the bot plays the seat, which is still theirs
+            model.forfeited.add(user.pk)  # and ranks last, whatever it scores
             self.count("left a started game")
         elif not model.public and model.host == user.pk:
             self.refund_everyone(model)
@@ -613,7 +630,7 @@ def test_the_books_balance_whatever_people_do(settings, monkeypatch):
 
     monkeypatch.setattr(importlib.import_module("games.engine.state"), "schedule", short)
     monkeypatch.setattr(importlib.import_module("games.engine.snapshot"), "schedule", short)
-    monkeypatch.setattr(actions, "secrets", actions.secrets)  # the machine swaps it per example
+    monkeypatch.setattr(common, "secrets", common.secrets)  # the machine swaps it per example
     ChipsMachine.stats = {}
     run_state_machine_as_test(
         ChipsMachine,
@@ -649,7 +666,7 @@ def test_a_scripted_tour(settings, monkeypatch):
     monkeypatch.setattr(
         importlib.import_module("games.engine.snapshot"), "schedule", lambda players: real_schedule(players)[:ROUNDS]
     )
-    monkeypatch.setattr(actions, "secrets", actions.secrets)
+    monkeypatch.setattr(common, "secrets", common.secrets)
     machine = ChipsMachine()
     machine.scripted = True
     machine.stats = {}

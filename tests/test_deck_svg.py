@@ -37,6 +37,9 @@ HASH_EXTRA = len(".0123456789ab")
 FACE = re.compile(r'class="card-face suit-([oceb])"[^>]*? data-r="(\d+)"')
 CODE = re.compile(r"(?<![A-Za-z0-9])(1[0-2]|[1-7])([oceb])(?![A-Za-z0-9])")
 USE = re.compile(r'<use href="([^"#]*)#([^"]+)"')
+CORNER = re.compile(
+    r'<use href="[^"#]*#([^"]+)" class="ix" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"/>'
+)
 
 
 def card_ctx(rank: int, suit: str) -> dict[str, object]:
@@ -44,7 +47,6 @@ def card_ctx(rank: int, suit: str) -> dict[str, object]:
         "code": f"{rank}{suit}",
         "rank": rank,
         "suit": suit,
-        "symbol": "?",
         "name": f"{RANK_WORDS.get(rank, rank)} de {SUIT_WORDS[suit]}",
     }
 
@@ -109,9 +111,15 @@ def test_every_card_renders_with_its_suit_rank_and_symbols(rank: int, suit: str)
     fragments = [fragment for _, fragment in uses]
     assert f"suit-{suit}" in fragments
     if rank >= 10:
-        assert fragments == [f"fig-{rank}", f"suit-{suit}"], "a figure shows its mark and the suit small"
+        assert fragments == [f"fig-{rank}", f"suit-{suit}"], "a figure shows its mark, and the suit in the corner"
     else:
-        assert fragments == [f"suit-{suit}"]
+        assert fragments == [f"suit-{suit}", f"suit-{suit}"], "the suit in the middle, and small in the corner"
+    # the corner mark sits under the number, in the left strip an overlapped card of the hand keeps in view
+    # (cards.css: a fanned card shows at least --fan of its width, 42 %)
+    corner = CORNER.search(html)
+    assert corner and corner.group(1) == f"suit-{suit}", "the suit mark of the corner index is missing"
+    x, y, width, height = (float(v) for v in corner.group(2, 3, 4, 5))
+    assert x + width <= 0.3 * 40 and y + height <= 25, "the corner mark must stay in the top-left corner"
     # nothing in the drawing reads as a card code to the secrecy detector (it would see cards not there)
     assert not CODE.search(html), CODE.search(html)
 

@@ -30,6 +30,7 @@ INHERITED_SETTINGS = {
     "SECURE_HSTS_INCLUDE_SUBDOMAINS",
     "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER",
+    "TRUSTED_PROXIES",
     "DJANGO_SETTINGS_MODULE",
 }
 
@@ -41,6 +42,7 @@ def production_env(**more: str) -> dict[str, str]:
         "ALLOWED_HOSTS": "pocha.example",
         "CSRF_TRUSTED_ORIGINS": "https://pocha.example",
         "HTTPS": "true",
+        "TRUSTED_PROXIES": "127.0.0.1",  # nginx on the same machine (deploy/systemd/pocha.env.example)
         **more,
     }
 

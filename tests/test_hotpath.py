@@ -1,4 +1,4 @@
-"""The per-move path's database calls (``games.hotpath.db``): pushes made inside leave from the event loop
+"""The per-move path's database calls (``games.live.hotpath.db``): pushes made inside leave from the event loop
 after the call (once, even when the call raises after its commit; never for a rolled-back transaction), a
 connection in good standing is not health-checked on every call, and a call whose connection the server
 dropped is run once more — unless it already made a push.
@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, connections, transaction
 from django.db.utils import InterfaceError, OperationalError
 
-from games import hotpath, push
+from games.live import hotpath, push
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

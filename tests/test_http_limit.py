@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from games import capacity
-from pocha_site.http_limit import LimitHttp
+from games.live import capacity
+from games.live.http_limit import LimitHttp
 
 
 class Recorder:

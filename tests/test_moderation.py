@@ -19,13 +19,13 @@ from django.contrib.messages import get_messages
 from django.test import Client
 from live.helpers import Tab, person
 
-from accounts import ledger
+from accounts import ledger, moderation
 from accounts.models import Account, Profile, Transaction
-from games import access, actions
 from games.engine import default_action
 from games.engine.snapshot import load
-from games.errors import ActionError
 from games.models import Round, Seat, Table
+from games.table import access, actions
+from games.table.errors import ActionError
 
 REASON = "insultos en el chat de la mesa 7"
 SUSPENDED = f"Tu cuenta está suspendida: {REASON}"
@@ -152,6 +152,7 @@ def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lif
     assert ledger.balance(player.pk) == 5_000 - 100
     seat = Seat.objects.get(table=running, user=player)
     assert seat.left and seat.away
+    assert seat.forfeit == Seat.Forfeit.LEFT  # made to leave is leaving: ranked last at the end
     running.refresh_from_db()
     assert running.seq == running_seq + 1 and running.status == Table.Status.PLAYING
     if running.turn_seat == seat.position:
@@ -200,6 +201,7 @@ def test_a_suspension_with_its_reason_stands_the_player_up_and_is_logged_and_lif
     actions.do_back(running.pk, player)  # "Vuelvo": the running seat is theirs again
     seat.refresh_from_db()
     assert not seat.left and not seat.away
+    assert seat.forfeit == Seat.Forfeit.LEFT  # but the forfeit stands
     assert ledger.audit() == []
 
 
@@ -325,7 +327,7 @@ def test_cancelling_a_running_staked_game_refunds_every_stake_once(moderator: An
     assert "Cancelar la partida" not in admin.get(f"/admin/games/table/{table.pk}/change/").content.decode()
     for user in (host, guest):
         board = browser(user).get(f"/mesa/{table.pk}/").content.decode()
-        assert "Mesa cancelada." in board and "Se han devuelto las apuestas." in board
+        assert "Partida cancelada" in board and "Se han devuelto las apuestas." in board
         assert "ganador" not in board and "Clasificación final" not in board
         assert "ws-send" not in board.split('id="controls"')[1].split("</section>")[0]
         assert 'class="card playable"' not in board
@@ -355,7 +357,7 @@ def test_staff_without_the_permission_get_403_and_nothing_changes(moderator: Any
     onlooker = staff("mirona", [("auth", "view_user"), ("games", "view_table")])
     player = person("jugadora")
     table = running_table(player, stake=100)
-    actions.do_suspend(player.pk, moderator, REASON)
+    moderation.suspend(player.pk, moderator, REASON)
     other = person("otro")
     admin = browser(onlooker)
 
@@ -528,7 +530,7 @@ async def test_a_cancelled_game_is_redrawn_on_every_seat(
 
         assert await database_sync_to_async(cancel)() == 302
         for tab in tabs:
-            await tab.wait_for(lambda tab=tab: "Mesa cancelada." in tab.board)
+            await tab.wait_for(lambda tab=tab: "Partida cancelada" in tab.board)
             assert tab.game_moves() == [] and "ganador" not in tab.board
             assert 'data-chips="5000"' in tab.board  # the header's count, redrawn with the refund
             assert tab.closed is None

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from autobahn.exception import Disconnected
 
-from games import consumers
+from games.live import consumers
 
 
 def consumer_whose_send_fails(monkeypatch: pytest.MonkeyPatch, error: Exception) -> consumers.TableConsumer:
@@ -37,10 +37,10 @@ async def test_a_redraw_for_a_socket_that_closed_is_not_logged_as_an_error(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     consumer = consumer_whose_send_fails(monkeypatch, Disconnected("Attempt to send on a closed protocol"))
-    with caplog.at_level(logging.DEBUG, logger="games.consumers"):
+    with caplog.at_level(logging.DEBUG, logger="games.live.consumers"):
         await consumer.table_changed({"type": "table.changed", "table": 41, "seq": 4})
     assert consumer.attempts == [True]  # type: ignore[attr-defined]
-    assert [r.levelno for r in caplog.records if r.name == "games.consumers"] == [logging.DEBUG]
+    assert [r.levelno for r in caplog.records if r.name == "games.live.consumers"] == [logging.DEBUG]
     assert "closed socket" in caplog.records[-1].getMessage()
 
 
@@ -48,8 +48,8 @@ async def test_any_other_failed_redraw_is_an_error_with_its_traceback(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     consumer = consumer_whose_send_fails(monkeypatch, RuntimeError("plantilla rota"))
-    with caplog.at_level(logging.DEBUG, logger="games.consumers"):
+    with caplog.at_level(logging.DEBUG, logger="games.live.consumers"):
         await consumer.table_changed({"type": "table.changed", "table": 41, "seq": 4})
-    errors = [r for r in caplog.records if r.name == "games.consumers" and r.levelno == logging.ERROR]
+    errors = [r for r in caplog.records if r.name == "games.live.consumers" and r.levelno == logging.ERROR]
     assert len(errors) == 1 and errors[0].exc_info is not None
     assert "redraw at seq 4 failed" in errors[0].getMessage()

@@ -173,6 +173,16 @@ def test_login_with_a_wrong_password_shows_an_error(client, player):
 # --- Configuration from the environment -------------------------------------------------------
 
 
+def test_the_site_stores_passwords_with_djangos_pbkdf2_hasher():
+    """The suite hashes with MD5 for speed (tests/conftest.py); the site itself keeps Django's default."""
+    from django.conf import global_settings
+
+    import pocha_site.settings as site
+
+    hashers = getattr(site, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)
+    assert hashers[0] == "django.contrib.auth.hashers.PBKDF2PasswordHasher"
+
+
 def test_without_environment_the_database_is_a_local_sqlite_file():
     database = database_settings({})["default"]
     assert database["ENGINE"] == "django.db.backends.sqlite3"

@@ -9,8 +9,8 @@ from datetime import timedelta
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from games import timers
-from games.tasks import run_due
+from games.live import timers
+from games.live.tasks import run_due
 
 
 def test_a_timer_that_cannot_be_queued_is_logged_not_raised(settings, monkeypatch, caplog):
@@ -22,7 +22,7 @@ def test_a_timer_that_cannot_be_queued_is_logged_not_raised(settings, monkeypatc
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     monkeypatch.setattr(run_due, "apply_async", broker_down)
-    with caplog.at_level(logging.WARNING, logger="games.timers"):
+    with caplog.at_level(logging.WARNING, logger="games.live.timers"):
         timers.arm(7, 3, timezone.now() + timedelta(seconds=1))
     assert len(calls) == 1 and calls[0][0] == ((7, 3),)
     assert "could not be queued" in caplog.text

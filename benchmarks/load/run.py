@@ -7,7 +7,7 @@ and the server's CPU and PostgreSQL transactions per move (issue 12).  See bench
 
 Setup goes straight through Django (same DATABASE_URL, REDIS_URL and SECRET_KEY as the stack: the key is read
 from $POCHA_VAR/secret_key unless SECRET_KEY is set): fresh accounts each run, a database session for each,
-and T public 4-seat tables created and filled with ``games.actions`` (so they start), their turn clocks set
+and T public 4-seat tables created and filled with ``games.table.actions`` (so they start), their turn clocks set
 to 30000 s so the clock never plays.  At the end every table of the run is called off (``do_admin_cancel``)
 before the sockets close, so no bot plays the abandoned games on into the next run.
 
@@ -30,7 +30,6 @@ import random
 import re
 import resource
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -43,6 +42,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.load.wsclient import WebSocket  # noqa: E402 (the one client of the tool and the tests)
+
 SEQ = re.compile(rb'data-board-seq="(\d+)"')
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
 FLASH = re.compile(rb'<div id="flash"[^>]*>(.*?)</div>', re.S)
@@ -176,7 +180,23 @@ class Postgres:
             "tup_updated",
             "tup_deleted",
         )
-        return dict(zip(keys, map(int, row)))
+        counters = dict(zip(keys, map(int, row)))
+        # Bytes PostgreSQL has written to its write-ahead log so far (the whole cluster's: run nothing else)
+        high, low = self.conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0].split("/")
+        counters["wal_bytes"] = (int(high, 16) << 32) + int(low, 16)
+        return counters
+
+    def row_sizes(self, table_ids: list[int]) -> dict[str, int]:
+        """The tables' rows as PostgreSQL stores them (``pg_column_size``: compressed, TOAST pointers
+        counted as such) and their engine state as JSON text, mean and max in bytes."""
+        row = self.conn.execute(
+            "SELECT avg(pg_column_size(t.*))::int, max(pg_column_size(t.*)), avg(pg_column_size(t.state))::int,"
+            " max(pg_column_size(t.state)), avg(octet_length(t.state::text))::int, max(octet_length(t.state::text))"
+            " FROM games_table t WHERE t.id = ANY(%s)",
+            [table_ids],
+        ).fetchone()
+        keys = ("row_mean", "row_max", "state_stored_mean", "state_stored_max", "state_json_mean", "state_json_max")
+        return {k: int(v) for k, v in zip(keys, row) if v is not None}
 
 
 @dataclass
@@ -274,82 +294,6 @@ class CpuTracker:
                 postmaster -= ticks
         seconds["postgres_ended"] = max(0, postmaster) / TICK
         return seconds
-
-
-# -- the WebSocket client (after tests/live/wsclient.py) ---------------------------------------------
-
-
-class WebSocket:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-
-    @classmethod
-    async def connect(cls, port: int, path: str, headers: dict[str, str]) -> WebSocket:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port, limit=2**22), 15)
-        key = base64.b64encode(os.urandom(16)).decode()
-        lines = [
-            f"GET {path} HTTP/1.1",
-            f"Host: 127.0.0.1:{port}",
-            "Upgrade: websocket",
-            "Connection: Upgrade",
-            f"Sec-WebSocket-Key: {key}",
-            "Sec-WebSocket-Version: 13",
-            *(f"{k}: {v}" for k, v in headers.items()),
-        ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-        await writer.drain()
-        response = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 15)
-        if b" 101 " not in response.split(b"\r\n", 1)[0] + b" ":
-            writer.close()
-            raise ConnectionError(f"handshake refused: {response[:200]!r}")
-        return cls(reader, writer)
-
-    async def _frame(self, opcode: int, payload: bytes) -> None:
-        mask = os.urandom(4)
-        n = len(payload)
-        if n < 126:
-            header = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
-        elif n < 1 << 16:
-            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
-        else:
-            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
-        masked = (int.from_bytes(payload, "big") ^ int.from_bytes((mask * (n // 4 + 1))[:n], "big")).to_bytes(n, "big")
-        self.writer.write(header + mask + masked)
-        await self.writer.drain()
-
-    async def send(self, payload: dict[str, Any]) -> None:
-        await self._frame(0x1, json.dumps(payload).encode())
-
-    async def recv(self) -> bytes | None:
-        message = b""
-        while True:
-            try:
-                first, second = await self.reader.readexactly(2)
-                opcode, n = first & 0x0F, second & 0x7F
-                if n == 126:
-                    (n,) = struct.unpack("!H", await self.reader.readexactly(2))
-                elif n == 127:
-                    (n,) = struct.unpack("!Q", await self.reader.readexactly(8))
-                payload = await self.reader.readexactly(n)  # the server does not mask
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return None
-            if opcode == 0x8:
-                return None
-            if opcode == 0x9:
-                await self._frame(0xA, payload)
-                continue
-            if opcode == 0xA:
-                continue
-            message += payload
-            if first & 0x80:
-                return message
-
-    async def close(self) -> None:
-        try:
-            await self._frame(0x8, struct.pack("!H", 1000))
-        except (ConnectionError, RuntimeError):
-            pass
-        self.writer.close()
 
 
 # -- a small HTTP/1.1 client (the ramp's requests; one connection per request) ---------------------------
@@ -542,7 +486,7 @@ class Run:
                 await asyncio.sleep(1)
                 await self.open(seat, asyncio.Semaphore(1))
                 continue
-            frame = await seat.ws.recv()
+            frame = await seat.ws.recv(decode=False)
             if frame is None:
                 if not self.stop:
                     self.stats.socket_errors += 1
@@ -653,6 +597,8 @@ class Run:
         self.stop = True
         report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1, cpu)
         report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
+        if self.ws_path == PROJECT_WS_PATH:
+            report["table_row_bytes"] = pg.row_sizes([t.id for t in self.tables])
         if self.rounds:
             rounds1 = self.rounds()
             report["rounds_at_window_start"] = {"min": min(rounds0), "max": max(rounds0)}
@@ -694,6 +640,8 @@ class Run:
         )
         idle_xact_rate = max(0, idle_xacts) / idle_s
         tuples = {k: s1.pg[k] - s0.pg[k] for k in s0.pg if k.startswith("tup_")}
+        wal = s1.pg["wal_bytes"] - s0.pg["wal_bytes"]
+        idle_wal_rate = max(0, idle1.pg["wal_bytes"] - idle0.pg["wal_bytes"]) / idle_s
         return {
             "tables": len(self.tables),
             "sockets": 4 * len(self.tables),
@@ -732,6 +680,8 @@ class Run:
             "pg_transactions_per_move_net_of_idle": round((xacts - idle_xact_rate * pg_window) / n, 2),
             "pg_transactions_per_s_idle": round(idle_xact_rate, 1),
             "pg_tuples_per_move": {k: round(v / n, 1) for k, v in tuples.items()},
+            "pg_wal_bytes_per_move": round(wal / n),
+            "pg_wal_bytes_per_move_net_of_idle": round((wal - idle_wal_rate * pg_window) / n),
             "load_tool_cpu_ms_per_move": round(
                 1000 * ((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)) / n, 2
             ),
@@ -1081,8 +1031,8 @@ def make_tables(
     count: int, clock: int = CLOCK_SECONDS
 ) -> tuple[list[tuple[int, list[str]]], Any, dict[int, list[Any]]]:
     """``count`` started tables (and their people, by seat)."""
-    from games import actions
     from games.models import Table as TableRow
+    from games.table import actions
 
     groups, moderator = make_people(count)
     tables, people = [], {}
@@ -1098,6 +1048,22 @@ def make_tables(
     return tables, moderator, people
 
 
+def set_clocks(table_ids: list[int], seconds: int) -> None:
+    """Give the tables ``seconds`` per decision from their next one on, and the turn under way a deadline
+    that far off, through the server's own clock rule (``games.table.clock``), re-armed as a move would."""
+    from games.live import timers
+    from games.models import Table as TableRow
+    from games.table import clock
+
+    TableRow.objects.filter(pk__in=table_ids).update(bid_seconds=seconds, card_seconds=seconds, trump_seconds=seconds)
+    for row in TableRow.objects.filter(pk__in=table_ids, status=TableRow.Status.PLAYING):
+        row.turn_deadline = None  # a fresh clock for the decision under way
+        due, deadline = clock.due_at(row, {})
+        TableRow.objects.filter(pk=row.pk, seq=row.seq).update(due_at=due, turn_deadline=deadline)
+        if due is not None:
+            timers.arm(row.pk, row.seq, due, person=deadline is not None)
+
+
 def advance_rounds(people: dict[int, list[Any]], rounds: int, seed: int = 1) -> None:
     """Play ``rounds`` whole rounds of every table through the server's own code: ``do_action`` with a random
     legal move (from the engine's seat view) for the seat to move, and ``do_due`` for each next deal (its
@@ -1105,12 +1071,13 @@ def advance_rounds(people: dict[int, list[Any]], rounds: int, seed: int = 1) -> 
     the intermediate steps are skipped here; the last step's timer is armed as the server would."""
     from django.utils import timezone
 
-    from games import actions, push, timers
     from games.engine import Phase
     from games.engine.snapshot import load
     from games.engine.view import seat_view
+    from games.live import push, timers
     from games.models import Seat as SeatRow
     from games.models import Table as TableRow
+    from games.table import actions
 
     rng = random.Random(seed)
     arm, table_changed = timers.arm, push.table_changed
@@ -1150,7 +1117,7 @@ def advance_rounds(people: dict[int, list[Any]], rounds: int, seed: int = 1) -> 
 
 
 def cancel_tables(tables: list[int], moderator: Any) -> None:
-    from games import actions
+    from games.table import actions
 
     for tid in tables:
         try:
@@ -1199,8 +1166,21 @@ def print_table(r: dict[str, Any]) -> None:
             "PG transactions per move (net of idle)",
             f"{r['pg_transactions_per_move']} ({r['pg_transactions_per_move_net_of_idle']})",
         ),
+        (
+            "PG WAL bytes per move (net of idle)",
+            f"{r['pg_wal_bytes_per_move']} ({r['pg_wal_bytes_per_move_net_of_idle']})",
+        ),
         ("load tool CPU ms/move", f"{r['load_tool_cpu_ms_per_move']}"),
     ]
+    if "table_row_bytes" in r:
+        b = r["table_row_bytes"]
+        rows.append(
+            (
+                "table row / its state stored / as JSON, mean (max) B",
+                f"{b['row_mean']} ({b['row_max']}) / {b['state_stored_mean']} ({b['state_stored_max']})"
+                f" / {b['state_json_mean']} ({b['state_json_max']})",
+            )
+        )
     if "rounds_at_window_start" in r:
         a, b = r["rounds_at_window_start"], r["rounds_at_window_end"]
         rows.append(("rounds at window start / end (min-max)", f"{a['min']}-{a['max']} / {b['min']}-{b['max']}"))
@@ -1324,10 +1304,15 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
     from django.db import connection
 
     t0 = time.monotonic()
-    tables, moderator, people = make_tables(args.tables, args.clock_seconds)
+    # Tables brought to a later round first play their earlier rounds with clocks that never run out (the
+    # setup takes minutes, and a clock playing meanwhile would race it); the clocks asked for take over after.
+    setup_clock = CLOCK_SECONDS if args.advance_rounds else args.clock_seconds
+    tables, moderator, people = make_tables(args.tables, setup_clock)
     print(f"setup: {args.tables} tables started in {time.monotonic() - t0:.1f} s", file=sys.stderr)
     if args.advance_rounds:
         advance_rounds(people, args.advance_rounds)
+        if args.clock_seconds != setup_clock:
+            set_clocks([tid for tid, _cookies in tables], args.clock_seconds)
     connection.close()
     pg = Postgres(os.environ["DATABASE_URL"])
     roles = supervised_pids()

@@ -21,6 +21,7 @@ from .errors import (
     IllegalPlayError,
     IllegalTrumpError,
     PochaError,
+    Rule,
 )
 from .record import FORMAT, RecordError, export_record, load_game, replay, replay_line
 from .rules import legal_plays, multiplier, points, trick_winner
@@ -49,6 +50,7 @@ __all__ = [
     "RoundPhase",
     "RoundResult",
     "RoundSpec",
+    "Rule",
     "SeatView",
     "Suit",
     "TrickPlay",

@@ -10,8 +10,7 @@ interleaved in this process, and prints records/s, plays/s and the ratio of thei
 The reference is what a careful engineer writes plainly (each card string parsed once into a small
 tuple, hands as sets, no micro-optimisation), so the ratio says how the engine's replay compares
 with a plain reading of the rules: above 1 the engine is faster, below 1 slower.  It is not a
-claim of a speed-up: against this reference the engine has measured about 0.6-1.0x (typically 0.8x), no faster
-than the plain reading (figures in the README).
+claim of a speed-up: the engine replays no faster than the plain reading (figures in the README).
 """
 
 from __future__ import annotations

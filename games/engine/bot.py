@@ -60,8 +60,8 @@ def best_suit(hand: Sequence[Card], players: int) -> Suit:
 
 
 #: Bids come out this much below the raw estimate, and in an auction (where only the winner chooses
-#: trump) a hand is valued a little under half as if its best suit were trump: calibrated on self-play
-#: at four (exact bids 42 % with neither, 51 % with both, over 200 games).
+#: trump) a hand is valued a little under half as if its best suit were trump.  Both are set on
+#: self-play at four seats, where the bot makes its bid exactly more often with them than with neither.
 BID_BIAS = 0.5
 AUCTION_TRUMP_SHARE = 0.45
 

@@ -61,11 +61,6 @@ class Suit(str, enum.Enum):
         return _SUIT_NAMES_ES[self]
 
     @property
-    def singular_es(self) -> str:
-        """Singular Spanish name: ``oro``."""
-        return _SUIT_NAMES_ES[self][:-1]
-
-    @property
     def name_en(self) -> str:
         return _SUIT_NAMES_EN[self]
 

@@ -31,13 +31,14 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .cards import SUITS, Card, Suit, deck_for, sort_hand
 from .rules import auction_winner as rules_auction_winner
 from .rules import forbidden_last_bid, legal_plays, multiplier, trick_winner
-from .schedule import active_order, schedule
+from .schedule import RoundSpec, active_order, schedule
 from .state import Phase, TrickPlay
 from .view import SeatView
 
@@ -195,6 +196,46 @@ def _suit(value: object, what: str) -> Suit:
         raise ValueError(f"{what}: {_short(value)} is not a suit (o, c, e, b)") from None
 
 
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """What a view's header and ``round`` object fix, checked: the table, the seat and its round."""
+
+    players: int
+    seat: int
+    specs: tuple[RoundSpec, ...]
+    spec: RoundSpec
+    number: int
+    cards: int
+    dealer: int
+    resting: int | None
+    order: tuple[int, ...]  # seats holding cards, in bidding order
+    deck: frozenset[Card]
+
+    def card(self, value: object, what: str) -> Card:
+        """``value`` as a card of this table's deck."""
+        if not isinstance(value, str):
+            raise ValueError(f"{what} must be a card such as '3c', not {_kind(value)}")
+        try:
+            parsed = Card.parse(value)
+        except ValueError:
+            raise ValueError(f"{what}: {_short(value)} is not a card") from None
+        if parsed not in self.deck:
+            raise ValueError(f"{what}: {parsed} is not in the {self.players}-player deck")
+        return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class _Tricks:
+    """The round's play as a view's ``tricks`` gives it, checked trick by trick."""
+
+    played: tuple[TrickPlay, ...]  # every card, in order
+    won: tuple[int, ...]  # tricks won, by seat
+    current: tuple[TrickPlay, ...]  # the trick in progress
+    last_trick: tuple[TrickPlay, ...]
+    last_winner: int | None
+    leader: int  # who leads the next trick (or led the one in progress)
+
+
 def view_from_json(doc: object) -> SeatView:
     """The seat view a ``pocha-view/1`` document describes.
 
@@ -202,19 +243,79 @@ def view_from_json(doc: object) -> SeatView:
     key, wrong types, a card that is not in this table's deck, a card in two places) or inconsistent
     with the rules (a seat that is not the one to act, a hand of the wrong size, tricks won by the
     wrong seat, ``legal`` other than the rules' legal choices...).  Earlier rounds are not part of a
-    view, so the rebuilt view has no ``results``; names are ``P1``, ``P2``..."""
+    view, so the rebuilt view has no ``results``; names are ``P1``, ``P2``...
+
+    The parts are read one after another, each checked against those read before it."""
     view = _object(doc, "the view", _VIEW_KEYS)
     if view["format"] != FORMAT:
         raise ValueError(f"unknown format {_short(view['format'])}: expected {FORMAT!r}")
     players = _int(view["players"], "players", 3, 6)
     seat = _int(view["seat"], "seat", 0, players - 1)
-    scores = _list(view["scores"], "scores")
+    totals = _read_scores(view["scores"], players)
+    rnd = _read_round(view["round"], players, seat)
+    act = _read_act(view["act"])
+    hand = _read_hand(view["hand"], rnd)
+    trump_card, trump_suit = _read_trump(view["trump_card"], view["trump_suit"], rnd)
+    amounts = _read_bids(view["bids"], rnd)
+    _check_bidding_stage(rnd, act, amounts)
+    winner = _read_auction(view["auction_winner"], rnd, act, amounts, trump_suit)
+    factor = _read_multiplier(view["multiplier"], rnd, trump_card, trump_suit)
+    tricks = _read_tricks(view["tricks"], rnd, act, trump_suit)
+    _check_each_card_in_one_place(rnd, hand, tricks.played, trump_card)
+    _check_turn(rnd, act, amounts, winner, tricks, hand)
+    forbidden = forbidden_last_bid(rnd.spec, amounts, len(rnd.order)) if act == "bid" else None
+    legal = _read_legal(view["legal"], rnd, act, forbidden, hand, tricks.current, trump_suit)
+    bids_by_seat: list[int | None] = [None] * players
+    for who, amount in zip(rnd.order, amounts):
+        bids_by_seat[who] = amount
+    hand_sizes = [0] * players
+    for s in rnd.order:
+        hand_sizes[s] = rnd.cards - sum(1 for p in tricks.played if p.seat == s)
+    return SeatView(
+        seat=seat,
+        players=players,
+        names=tuple(f"P{i + 1}" for i in range(players)),
+        phase=_PHASES[act],
+        number=rnd.number,
+        rounds=len(rnd.specs),
+        round_phase=rnd.spec.phase,
+        cards=rnd.cards,
+        dealer=rnd.dealer,
+        resting=rnd.resting,
+        order=rnd.order,
+        turn=seat,
+        hand=tuple(sort_hand(hand)),
+        hand_sizes=tuple(hand_sizes),
+        trump_card=trump_card,
+        trump_suit=trump_suit,
+        multiplier=factor,
+        bids=tuple(bids_by_seat),
+        forbidden_bid=forbidden,
+        auction_winner=winner,
+        trick=tricks.current,
+        last_trick=tricks.last_trick,
+        last_trick_winner=tricks.last_winner,
+        played=tricks.played,
+        tricks=tricks.won,
+        totals=totals,
+        results=(),
+        winners=None,
+        legal=legal,
+        reasons={},
+    )
+
+
+def _read_scores(value: object, players: int) -> tuple[int, ...]:
+    """``scores``: one whole number a seat."""
+    scores = _list(value, "scores")
     if len(scores) != players:
         raise ValueError(f"scores must have {players} entries (one a seat), not {len(scores)}")
-    totals = tuple(_int(s, f"scores[{i}]", -(10**9), 10**9) for i, s in enumerate(scores))
+    return tuple(_int(s, f"scores[{i}]", -(10**9), 10**9) for i, s in enumerate(scores))
 
-    # the round
-    rnd = _object(view["round"], "round", _ROUND_KEYS)
+
+def _read_round(value: object, players: int, seat: int) -> _Round:
+    """``round``: a round of the schedule at ``players`` seats, in which ``seat`` holds cards."""
+    rnd = _object(value, "round", _ROUND_KEYS)
     specs = schedule(players)
     number = _int(rnd["number"], "round.number", 1, len(specs))
     spec = specs[number - 1]
@@ -233,67 +334,79 @@ def view_from_json(doc: object) -> SeatView:
     order = active_order(dealer, players)
     if seat not in order:
         raise ValueError(f"seat {seat} is the resting dealer: it has nothing to decide")
-
     deck = frozenset(deck_for(players))
+    return _Round(players, seat, specs, spec, number, cards, dealer, resting, order, deck)
 
-    def card(value: object, what: str) -> Card:
-        if not isinstance(value, str):
-            raise ValueError(f"{what} must be a card such as '3c', not {_kind(value)}")
-        try:
-            parsed = Card.parse(value)
-        except ValueError:
-            raise ValueError(f"{what}: {_short(value)} is not a card") from None
-        if parsed not in deck:
-            raise ValueError(f"{what}: {parsed} is not in the {players}-player deck")
-        return parsed
 
-    act = view["act"]
-    if not isinstance(act, str) or act not in _PHASES:
-        raise ValueError(f"act must be 'bid', 'trump' or 'play', not {_short(act)}")
+def _read_act(value: object) -> str:
+    """``act``: ``bid``, ``trump`` or ``play``."""
+    if not isinstance(value, str) or value not in _PHASES:
+        raise ValueError(f"act must be 'bid', 'trump' or 'play', not {_short(value)}")
+    return value
 
-    hand_list = _list(view["hand"], "hand")
-    if len(hand_list) > cards:
-        raise ValueError(f"the hand holds {len(hand_list)} cards, more than the round's {cards}")
-    hand = [card(v, f"hand[{i}]") for i, v in enumerate(hand_list)]
 
-    # trump
+def _read_hand(value: object, rnd: _Round) -> list[Card]:
+    """``hand``: cards of the deck, no more than the round deals (how many is checked with the turn)."""
+    hand_list = _list(value, "hand")
+    if len(hand_list) > rnd.cards:
+        raise ValueError(f"the hand holds {len(hand_list)} cards, more than the round's {rnd.cards}")
+    return [rnd.card(v, f"hand[{i}]") for i, v in enumerate(hand_list)]
+
+
+def _read_trump(card_value: object, suit_value: object, rnd: _Round) -> tuple[Card | None, Suit | None]:
+    """``trump_card`` (turned in normal rounds only) and ``trump_suit`` (the card's suit, if turned)."""
     trump_card: Card | None = None
-    if spec.is_auction:
-        if view["trump_card"] is not None:
+    if rnd.spec.is_auction:
+        if card_value is not None:
             raise ValueError("trump_card must be null in an auction round (no card is turned)")
     else:
-        if view["trump_card"] is None:
-            raise ValueError(f"trump_card is missing: round {number} is a normal round")
-        trump_card = card(view["trump_card"], "trump_card")
-    trump_suit = None if view["trump_suit"] is None else _suit(view["trump_suit"], "trump_suit")
+        if card_value is None:
+            raise ValueError(f"trump_card is missing: round {rnd.number} is a normal round")
+        trump_card = rnd.card(card_value, "trump_card")
+    trump_suit = None if suit_value is None else _suit(suit_value, "trump_suit")
     if trump_card is not None and trump_suit is not trump_card.suit:
         raise ValueError(f"trump_suit must be {trump_card.suit.value}, the suit of the trump card {trump_card}")
+    return trump_card, trump_suit
 
-    # bids
-    pairs = _list(view["bids"], "bids")
+
+def _read_bids(value: object, rnd: _Round) -> list[int]:
+    """``bids``: [seat, amount] pairs in bidding order; the amounts."""
+    pairs = _list(value, "bids")
+    order = rnd.order
     if len(pairs) > len(order):
         raise ValueError(f"{len(pairs)} bids, but only {len(order)} seats bid")
     amounts: list[int] = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, list) or len(pair) != 2:
             raise ValueError(f"bids[{i}] must be a [seat, amount] pair, not {_short(pair)}")
-        who = _int(pair[0], f"bids[{i}] seat", 0, players - 1)
+        who = _int(pair[0], f"bids[{i}] seat", 0, rnd.players - 1)
         if who != order[i]:
             raise ValueError(
-                f"bids[{i}] is by seat {who}, but seat {order[i]} bids {_ordinal(i)} (the dealer is {dealer})"
+                f"bids[{i}] is by seat {who}, but seat {order[i]} bids {_ordinal(i)} (the dealer is {rnd.dealer})"
             )
-        amounts.append(_int(pair[1], f"bids[{i}] amount", 0, cards))
-    complete = len(amounts) == len(order)
+        amounts.append(_int(pair[1], f"bids[{i}] amount", 0, rnd.cards))
+    return amounts
+
+
+def _check_bidding_stage(rnd: _Round, act: str, amounts: Sequence[int]) -> None:
+    """``act`` is a bid while, and only while, someone has still to bid; the last bidder's rule held."""
+    complete = len(amounts) == len(rnd.order)
     if act == "bid" and complete:
         raise ValueError("act is 'bid' but every seat has bid")
     if act != "bid" and not complete:
         raise ValueError(f"act is {act!r} but the bidding is not over")
-    if spec.is_normal and complete and sum(amounts) == cards:
-        raise ValueError(f"the bids add up to {cards}, which the last bidder may not make them do")
-    winner_expected = rules_auction_winner(order, amounts) if spec.is_auction and complete else None
-    if not _is_null_or(view["auction_winner"], winner_expected):
-        raise ValueError(f"auction_winner must be {_json_text(winner_expected)}, not {_short(view['auction_winner'])}")
-    if spec.is_auction:
+    if rnd.spec.is_normal and complete and sum(amounts) == rnd.cards:
+        raise ValueError(f"the bids add up to {rnd.cards}, which the last bidder may not make them do")
+
+
+def _read_auction(value: object, rnd: _Round, act: str, amounts: Sequence[int], trump_suit: Suit | None) -> int | None:
+    """``auction_winner`` (once an auction's bidding is over, else null), and trump chosen only by that
+    winner, after the bidding: the winner."""
+    complete = len(amounts) == len(rnd.order)
+    winner = rules_auction_winner(rnd.order, amounts) if rnd.spec.is_auction and complete else None
+    if not _is_null_or(value, winner):
+        raise ValueError(f"auction_winner must be {_json_text(winner)}, not {_short(value)}")
+    if rnd.spec.is_auction:
         if act == "trump" and trump_suit is not None:
             raise ValueError("act is 'trump' but trump_suit is already chosen")
         if act == "bid" and trump_suit is not None:
@@ -302,14 +415,23 @@ def view_from_json(doc: object) -> SeatView:
             raise ValueError("trump_suit is missing: the auction winner has chosen it")
     elif act == "trump":
         raise ValueError("trump is chosen only in auction rounds")
-    factor = multiplier(players, trump_card, trump_suit) if trump_suit is not None else None
-    if not _is_null_or(view["multiplier"], factor):
-        raise ValueError(f"multiplier must be {_json_text(factor)}, not {_short(view['multiplier'])}")
+    return winner
 
-    # tricks
-    trick_list = _list(view["tricks"], "tricks")
+
+def _read_multiplier(value: object, rnd: _Round, trump_card: Card | None, trump_suit: Suit | None) -> int | None:
+    """``multiplier``: the round's factor once trump is known, else null."""
+    factor = multiplier(rnd.players, trump_card, trump_suit) if trump_suit is not None else None
+    if not _is_null_or(value, factor):
+        raise ValueError(f"multiplier must be {_json_text(factor)}, not {_short(value)}")
+    return factor
+
+
+def _read_tricks(value: object, rnd: _Round, act: str, trump_suit: Suit | None) -> _Tricks:
+    """``tricks``: the round's tricks in order, each led by the right seat and won by the right one."""
+    trick_list = _list(value, "tricks")
     if act != "play" and trick_list:
         raise ValueError(f"no card is played before the bidding is over, yet tricks holds {len(trick_list)}")
+    order, players, cards = rnd.order, rnd.players, rnd.cards
     size = len(order)
     played: list[TrickPlay] = []
     won = [0] * players
@@ -330,7 +452,8 @@ def view_from_json(doc: object) -> SeatView:
             raise ValueError(f"tricks[{t}] must hold at most {size} cards, not {len(trick_cards)}")
         start = order.index(leader)
         plays = [
-            TrickPlay(order[(start + i) % size], card(v, f"tricks[{t}].cards[{i}]")) for i, v in enumerate(trick_cards)
+            TrickPlay(order[(start + i) % size], rnd.card(v, f"tricks[{t}].cards[{i}]"))
+            for i, v in enumerate(trick_cards)
         ]
         played.extend(plays)
         assert trump_suit is not None  # act == "play"
@@ -348,18 +471,24 @@ def view_from_json(doc: object) -> SeatView:
             current = plays
     if act == "play" and len(played) == size * cards:
         raise ValueError(f"all {cards} tricks are played: nobody is to act")
+    return _Tricks(tuple(played), tuple(won), tuple(current), last_trick, last_winner, leader)
 
-    # every card in one place only
+
+def _check_each_card_in_one_place(
+    rnd: _Round, hand: Sequence[Card], played: Sequence[TrickPlay], trump_card: Card | None
+) -> None:
+    """No card both in the hand, played and turned; a trump card dealt last is with its receiver."""
     seen: dict[Card, str] = {}
     places = [(c, "the hand") for c in hand] + [(p.card, f"seat {p.seat}'s play") for p in played]
-    if trump_card is not None and not spec.trump_is_last_dealt:
+    if trump_card is not None and not rnd.spec.trump_is_last_dealt:
         places.append((trump_card, "the turned trump card"))
     for c, where in places:
         if c in seen:
             raise ValueError(f"{c} is in two places: {seen[c]} and {where}")
         seen[c] = where
-    if trump_card is not None and spec.trump_is_last_dealt:
-        receiver = order[-1]
+    if trump_card is not None and rnd.spec.trump_is_last_dealt:
+        seat = rnd.seat
+        receiver = rnd.order[-1]
         holder = next((p.seat for p in played if p.card is trump_card), None)
         if holder is not None and holder != receiver:
             raise ValueError(
@@ -373,38 +502,53 @@ def view_from_json(doc: object) -> SeatView:
         if seat != receiver and trump_card in hand:
             raise ValueError(f"the trump card {trump_card} was dealt last, to seat {receiver}, not to this seat")
 
-    # whose turn
+
+def _check_turn(
+    rnd: _Round, act: str, amounts: Sequence[int], auction_winner: int | None, tricks: _Tricks, hand: Sequence[Card]
+) -> None:
+    """The view's seat is the one to act, holding as many cards as it has not played."""
+    order, seat, cards = rnd.order, rnd.seat, rnd.cards
+    current = tricks.current
     if act == "bid":
         to_move = order[len(amounts)]
     elif act == "trump":
-        assert winner_expected is not None
-        to_move = winner_expected
+        assert auction_winner is not None
+        to_move = auction_winner
     elif current:
-        to_move = order[(order.index(current[0].seat) + len(current)) % size]
+        to_move = order[(order.index(current[0].seat) + len(current)) % len(order)]
     else:
-        to_move = leader
+        to_move = tricks.leader
     if seat != to_move:
         raise ValueError(f"it is not seat {seat}'s turn: seat {to_move} is to {act}")
-    held = cards - sum(1 for p in played if p.seat == seat)
+    held = cards - sum(1 for p in tricks.played if p.seat == seat)
     if len(hand) != held:
         raise ValueError(f"seat {seat} must hold {held} cards ({cards} dealt, {cards - held} played), not {len(hand)}")
 
-    # the legal choices
-    legal_list = _list(view["legal"], "legal")
+
+def _read_legal(
+    value: object,
+    rnd: _Round,
+    act: str,
+    forbidden: int | None,
+    hand: Sequence[Card],
+    current: Sequence[TrickPlay],
+    trump_suit: Suit | None,
+) -> tuple[Action, ...]:
+    """``legal``: exactly the choices the rules allow now, each once, in any order."""
+    legal_list = _list(value, "legal")
     if not legal_list:
         raise ValueError("legal is empty: there is nothing to choose from")
     legal: list[Action] = []
-    forbidden = forbidden_last_bid(spec, amounts, size) if act == "bid" else None
     expected: set[Action]
     if act == "bid":
-        legal = [Bid(_int(v, f"legal[{i}]", 0, cards)) for i, v in enumerate(legal_list)]
-        expected = {Bid(n) for n in range(cards + 1) if n != forbidden}
+        legal = [Bid(_int(v, f"legal[{i}]", 0, rnd.cards)) for i, v in enumerate(legal_list)]
+        expected = {Bid(n) for n in range(rnd.cards + 1) if n != forbidden}
     elif act == "trump":
         legal = [ChooseTrump(_suit(v, f"legal[{i}]")) for i, v in enumerate(legal_list)]
         expected = {ChooseTrump(s) for s in SUITS}
     else:
         assert trump_suit is not None
-        legal = [Play(card(v, f"legal[{i}]")) for i, v in enumerate(legal_list)]
+        legal = [Play(rnd.card(v, f"legal[{i}]")) for i, v in enumerate(legal_list)]
         expected = {Play(c) for c in legal_plays(hand, [p.card for p in current], trump_suit)}
     if len(set(legal)) != len(legal):
         raise ValueError("legal lists a choice twice")
@@ -414,45 +558,7 @@ def view_from_json(doc: object) -> SeatView:
     missing = sorted(_json_text(_action_json(a)) for a in expected if a not in set(legal))
     if missing:
         raise ValueError(f"legal leaves out {', '.join(missing)}, which the rules allow now")
-
-    bids_by_seat: list[int | None] = [None] * players
-    for who, amount in zip(order, amounts):
-        bids_by_seat[who] = amount
-    hand_sizes = [0] * players
-    for s in order:
-        hand_sizes[s] = cards - sum(1 for p in played if p.seat == s)
-    return SeatView(
-        seat=seat,
-        players=players,
-        names=tuple(f"P{i + 1}" for i in range(players)),
-        phase=_PHASES[act],
-        number=number,
-        rounds=len(specs),
-        round_phase=spec.phase,
-        cards=cards,
-        dealer=dealer,
-        resting=resting,
-        order=order,
-        turn=seat,
-        hand=tuple(sort_hand(hand)),
-        hand_sizes=tuple(hand_sizes),
-        trump_card=trump_card,
-        trump_suit=trump_suit,
-        multiplier=factor,
-        bids=tuple(bids_by_seat),
-        forbidden_bid=forbidden,
-        auction_winner=winner_expected,
-        trick=tuple(current),
-        last_trick=last_trick,
-        last_trick_winner=last_winner,
-        played=tuple(played),
-        tricks=tuple(won),
-        totals=totals,
-        results=(),
-        winners=None,
-        legal=tuple(legal),
-        reasons={},
-    )
+    return tuple(legal)
 
 
 def _ordinal(i: int) -> str:

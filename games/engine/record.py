@@ -10,7 +10,7 @@ from typing import Any
 
 from .actions import ChooseTrump
 from .cards import CARDS_BY_TEXT, Card, Suit
-from .errors import PochaError
+from .errors import PochaError, Rule
 from .schedule import MAX_PLAYERS, MIN_PLAYERS
 from .state import GameState, Phase
 
@@ -110,7 +110,14 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         raise RecordError(number, "deal", 0, f"a game of {game.players} has only {len(game.schedule)} rounds")
     if not isinstance(entry, dict):
         raise RecordError(number, "deal", 0, "a round must be a JSON object")
-    # deal
+    trump_card = _replay_deal(game, number, entry)
+    _replay_bids(game, number, entry)
+    _replay_trump(game, number, entry, trump_card)
+    _replay_plays(game, number, entry)
+
+
+def _replay_deal(game: GameState, number: int, entry: dict[str, Any]) -> Card | None:
+    """Deal the round's ``hands`` and ``trump_card``; the trump card."""
     hands_raw = entry.get("hands")
     if not isinstance(hands_raw, list) or not all(isinstance(h, list) for h in hands_raw):
         raise RecordError(number, "deal", 0, "hands must be a list of lists of cards")
@@ -123,10 +130,12 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
     try:
         game.deal(hands, trump_card)
     except PochaError as error:
-        raise RecordError(number, "deal", 0, error.en) from None
-    spec = game.spec
-    assert spec is not None
-    # bids
+        raise RecordError(number, "deal", 0, error.describe()) from None
+    return trump_card
+
+
+def _replay_bids(game: GameState, number: int, entry: dict[str, Any]) -> None:
+    """Every seat's bid, in bidding order."""
     bids = entry.get("bids")
     if not isinstance(bids, list):
         raise RecordError(number, "bid", 0, "bids must be a list")
@@ -139,10 +148,13 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         try:
             game.bid(bid)
         except PochaError as error:
-            raise RecordError(number, "bid", index, error.en) from None
+            raise RecordError(number, "bid", index, error.describe()) from None
     if len(bids) < bidders:
         raise RecordError(number, "bid", len(bids), f"missing bid: {bidders} players bid in this round")
-    # trump choice
+
+
+def _replay_trump(game: GameState, number: int, entry: dict[str, Any], trump_card: Card | None) -> None:
+    """The auction winner's ``trump_suit``; in a normal round, if given, the turned card's suit."""
     suit_raw = entry.get("trump_suit")
     if game.phase is Phase.CHOOSING_TRUMP:
         try:
@@ -154,11 +166,16 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         game.apply(ChooseTrump(suit))
     elif suit_raw is not None and suit_raw != (game.trump_suit.value if game.trump_suit else None):
         raise RecordError(number, "trump", 0, f"trump is not chosen in a normal round (turned: {trump_card})")
-    # plays
+
+
+def _replay_plays(game: GameState, number: int, entry: dict[str, Any]) -> None:
+    """Every card of the round, in the order played: all of them, no more."""
+    spec = game.spec
+    assert spec is not None
     plays = entry.get("plays")
     if not isinstance(plays, list):
         raise RecordError(number, "play", 0, "plays must be a list")
-    total = spec.cards * bidders
+    total = spec.cards * len(game.order)
     for index in range(min(len(plays), total)):  # the hot loop: keep it lean
         text = plays[index]
         try:
@@ -169,11 +186,11 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
             game.play(card)
         except PochaError as error:
             seat = game.turn  # the card was refused, so still the player's turn
-            if error.rule == "not_in_hand" and seat is not None:
+            if error.code is Rule.NOT_IN_HAND and seat is not None:
                 raise RecordError(
                     number, "play", index, f"{card} is not in {game.names[seat]}'s hand (seat {seat})"
                 ) from None
-            raise RecordError(number, "play", index, error.en) from None
+            raise RecordError(number, "play", index, error.describe()) from None
     if len(plays) > total:
         raise RecordError(number, "play", total, f"the round has only {total} plays")
     if len(plays) < total:

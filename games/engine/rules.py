@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from .cards import Card, Suit, deck_for
-from .errors import IllegalDealError, IllegalPlayError
-from .schedule import RoundSpec, active_order, schedule
+from .errors import IllegalDealError, IllegalPlayError, Rule
+from .schedule import RoundSpec, active_order
 
 RESTING_POINTS = 10
 FIVE_OF_BASTOS = Card(5, Suit.BASTOS)
@@ -140,41 +140,23 @@ def may_play(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Sui
 
 
 def explain_illegal(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> IllegalPlayError | None:
-    """Why ``card`` may not be played now (an error to raise or show), or None if it may."""
+    """Why ``card`` may not be played now (an error to raise or show), or None if it may.
+
+    The rules of play (asistir, montar, fallar, contrafallar) come with the suit led, the trump
+    suit and, as ``legal``, the cards that may be played instead."""
     if card not in hand:
-        return IllegalPlayError("not_in_hand", f"no tienes el {card.name_es} ({card})", f"{card} is not in your hand")
+        return IllegalPlayError(Rule.NOT_IN_HAND, {"card": str(card)})
     if may_play(card, hand, trick, trump):
         return None
     legal = legal_plays(hand, trick, trump)
-    listed = " ".join(str(c) for c in legal)
     led = trick[0].suit
+    params = {"suit": led.value, "trump": trump.value, "legal": " ".join(str(c) for c in legal)}
     if legal[0].suit is led:
-        if card.suit is led:
-            kind = "triunfo" if led is trump else led.singular_es
-            return IllegalPlayError(
-                "montar",
-                f"debes montar: juega un{'' if led is trump else 'a'} {kind} más alt{'o' if led is trump else 'a'} ({listed})",
-                f"must play a higher {kind} ({listed})",
-            )
-        return IllegalPlayError(
-            "asistir",
-            f"debes asistir: juega {led.name_es} ({listed})",
-            f"must follow suit: play {led.name_es} ({listed})",
-        )
+        return IllegalPlayError(Rule.MUST_BEAT if card.suit is led else Rule.MUST_FOLLOW_SUIT, params)
     if legal[0].suit is trump:
-        if card.suit is trump:
-            return IllegalPlayError(
-                "contrafallar",
-                f"debes contrafallar: juega un triunfo más alto ({listed})",
-                f"must overtrump: play a higher trump ({listed})",
-            )
-        return IllegalPlayError(
-            "fallar",
-            f"no tienes {led.name_es}: debes fallar con triunfo ({listed})",
-            f"void in {led.name_es}: must play a trump ({listed})",
-        )
+        return IllegalPlayError(Rule.MUST_OVERTRUMP if card.suit is trump else Rule.MUST_TRUMP, params)
     # unreachable: with neither led suit nor trump every card is legal
-    return IllegalPlayError("illegal", f"no puedes jugar {card}", f"cannot play {card}")
+    return IllegalPlayError(Rule.CANNOT_PLAY, {"card": str(card)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,62 +203,32 @@ def check_deal(
 ) -> None:
     """Raise IllegalDealError unless these hands and trump card can come from a deal of ``spec``."""
     if len(hands) != players:
-        raise IllegalDealError(
-            "hands", f"hacen falta {players} manos, hay {len(hands)}", f"expected {players} hands, got {len(hands)}"
-        )
+        raise IllegalDealError(Rule.HAND_COUNT, {"n": players, "got": len(hands)})
     in_deck = _deck_indices(players)
     active = active_order(dealer, players)
     seen: set[int] = set()  # indices of the cards dealt so far
     for seat, hand in enumerate(hands):
         want = spec.cards if seat in active else 0
         if len(hand) != want:
-            raise IllegalDealError(
-                "hand_size",
-                f"el asiento {seat} debe tener {want} cartas, tiene {len(hand)}",
-                f"seat {seat} must hold {want} cards, holds {len(hand)}",
-            )
+            raise IllegalDealError(Rule.HAND_SIZE, {"seat": seat, "n": want, "got": len(hand)})
         for card in hand:
             index = card.index
             if index not in in_deck:
-                raise IllegalDealError(
-                    "not_in_deck",
-                    f"{card} no está en la baraja de {players}",
-                    f"{card} is not in the {players}-player deck",
-                )
+                raise IllegalDealError(Rule.NOT_IN_DECK, {"card": str(card), "players": players})
             if index in seen:
-                raise IllegalDealError("duplicate", f"{card} está repartida dos veces", f"{card} is dealt twice")
+                raise IllegalDealError(Rule.DUPLICATE_CARD, {"card": str(card)})
             seen.add(index)
     if spec.is_auction:
         if trump_card is not None:
-            raise IllegalDealError(
-                "auction_trump_card",
-                "en las subastas no se pinta triunfo",
-                "no trump card is turned in an auction round",
-            )
+            raise IllegalDealError(Rule.AUCTION_TRUMP_CARD, {"card": str(trump_card)})
         return
     if trump_card is None:
-        raise IllegalDealError("no_trump_card", "falta la carta de triunfo", "the trump card is missing")
+        raise IllegalDealError(Rule.NO_TRUMP_CARD)
     if trump_card.index not in in_deck:
-        raise IllegalDealError(
-            "not_in_deck",
-            f"{trump_card} no está en la baraja de {players}",
-            f"{trump_card} is not in the {players}-player deck",
-        )
+        raise IllegalDealError(Rule.NOT_IN_DECK, {"card": str(trump_card), "players": players})
     if spec.trump_is_last_dealt:
         receiver = active[-1]
         if trump_card not in hands[receiver]:
-            raise IllegalDealError(
-                "last_dealt",
-                f"el triunfo ({trump_card}) debe ser la última carta repartida, del asiento {receiver}",
-                f"the trump card ({trump_card}) must be the last card dealt, in seat {receiver}'s hand",
-            )
+            raise IllegalDealError(Rule.TRUMP_NOT_LAST_DEALT, {"card": str(trump_card), "seat": receiver})
     elif trump_card.index in seen:
-        raise IllegalDealError(
-            "trump_in_hand",
-            f"la carta de triunfo {trump_card} está en una mano",
-            f"the turned trump card {trump_card} is in a hand",
-        )
-
-
-def round_count(players: int) -> int:
-    return len(schedule(players))
+        raise IllegalDealError(Rule.TRUMP_IN_HAND, {"card": str(trump_card)})

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import Card, Suit
-from .schedule import RoundPhase, active_order, schedule
+from .schedule import active_order, schedule
 from .state import GameState, Phase, RoundLog, RoundResult, TrickPlay
 
 VERSION = 1
@@ -38,11 +38,17 @@ def _opt_suit(text: str | None) -> Suit | None:
     return None if text is None else Suit.parse(text)
 
 
-def dump(game: GameState) -> dict[str, Any]:
-    """Everything needed to go on with ``game``, as JSON-ready data."""
+def dump(game: GameState, *, history: bool = True) -> dict[str, Any]:
+    """Everything needed to go on with ``game``, as JSON-ready data.  ``history=False`` leaves out what
+    the next move does not need: the earlier rounds (their results but the last one, its scoreboard line
+    and the result shown between rounds, and their logs but the round in play's) and the players' names
+    (the count only: loaded, they are ``P1``, ``P2``…).  The game goes on the same, but its record, its
+    results but the last and its names must come from elsewhere (the server's log and seats)."""
+    results = game.results if history else game.results[-1:]
+    logs = game.log if history else game.log[-1:]
     return {
         "v": VERSION,
-        "names": list(game.names),
+        **({"names": list(game.names)} if history else {"players": game.players}),
         "first_dealer": game.first_dealer,
         "phase": game.phase.value,
         "number": game.number,
@@ -58,7 +64,7 @@ def dump(game: GameState) -> dict[str, Any]:
         "tricks": list(game.tricks),
         "totals": list(game.totals),
         "turn": game.turn,
-        "results": [r.as_json() for r in game.results],
+        "results": [r.as_json() for r in results],
         "log": [
             {
                 "hands": [_cards(h) for h in r.hands],
@@ -68,7 +74,7 @@ def dump(game: GameState) -> dict[str, Any]:
                 "plays": _cards(r.plays),
                 "seed": r.seed,
             }
-            for r in game.log
+            for r in logs
         ],
     }
 
@@ -77,7 +83,8 @@ def load(data: dict[str, Any]) -> GameState:
     """The game a ``dump`` describes (ValueError if it is not one)."""
     if data.get("v") != VERSION:
         raise ValueError(f"unknown snapshot version {data.get('v')!r}")
-    game = GameState(list(data["names"]), int(data["first_dealer"]))
+    players = data["names"] if "names" in data else int(data["players"])
+    game = GameState(players if isinstance(players, int) else list(players), int(data["first_dealer"]))
     game.phase = Phase(data["phase"])
     game.number = int(data["number"])
     if game.number:
@@ -97,21 +104,7 @@ def load(data: dict[str, Any]) -> GameState:
     game.tricks = list(data["tricks"])
     game.totals = list(data["totals"])
     game.turn = data["turn"]
-    game.results = [
-        RoundResult(
-            number=r["number"],
-            phase=RoundPhase(r["phase"]),
-            cards=r["cards"],
-            dealer=r["dealer"],
-            trump_suit=Suit.parse(r["trump_suit"]),
-            multiplier=r["multiplier"],
-            auction_winner=r["auction_winner"],
-            bids=tuple(r["bids"]),
-            tricks=tuple(r["tricks"]),
-            points=tuple(r["points"]),
-        )
-        for r in data["results"]
-    ]
+    game.results = [RoundResult.from_json(r) for r in data["results"]]
     game.log = [
         RoundLog(
             tuple(tuple(_parse(h)) for h in r["hands"]),

@@ -15,10 +15,11 @@ import enum
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .cards import ALL_CARDS, SUITS, Card, Suit, sort_hand
-from .errors import IllegalActionError, IllegalBidError, IllegalPlayError, IllegalTrumpError
+from .errors import IllegalActionError, IllegalBidError, IllegalPlayError, IllegalTrumpError, Rule
 from .rules import (
     RESTING_POINTS,
     Deal,
@@ -79,6 +80,22 @@ class RoundResult:
             "tricks": list(self.tricks),
             "points": list(self.points),
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RoundResult:
+        """The result ``as_json`` gave (KeyError or ValueError if it is not one)."""
+        return cls(
+            number=int(data["number"]),
+            phase=RoundPhase(data["phase"]),
+            cards=int(data["cards"]),
+            dealer=int(data["dealer"]),
+            trump_suit=Suit.parse(data["trump_suit"]),
+            multiplier=int(data["multiplier"]),
+            auction_winner=data["auction_winner"],
+            bids=tuple(data["bids"]),
+            tricks=tuple(data["tricks"]),
+            points=tuple(data["points"]),
+        )
 
 
 @dataclass(slots=True)
@@ -214,10 +231,10 @@ class GameState:
         """Start the next round.  Without ``hands``, deal at random from ``seed`` (or the game's
         generator); with them, check that they are a possible deal (IllegalDealError)."""
         if self.phase not in (Phase.DEALING, Phase.ROUND_OVER):
-            raise IllegalActionError("not_dealing", "no es momento de repartir", "it is not time to deal")
+            raise IllegalActionError(Rule.NOT_DEALING)
         spec = self.next_spec
         if spec is None:
-            raise IllegalActionError("game_over", "la partida ha terminado", "the game is over")
+            raise IllegalActionError(Rule.GAME_OVER)
         dealer = dealer_of(self.first_dealer, spec.number, self.players)
         if hands is None:
             if seed is None:
@@ -323,28 +340,26 @@ class GameState:
     # -- decisions ---------------------------------------------------------------------
 
     def check(self, action: Action, seat: int | None = None) -> None:
-        """Raise an IllegalActionError (in words) unless ``seat`` may do ``action`` now."""
+        """Raise an IllegalActionError (its rule and parameters) unless ``seat`` may do ``action`` now."""
         if self.turn is None:
-            raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
+            raise IllegalActionError(Rule.NO_TURN)
         if seat is not None and seat != self.turn:
-            raise IllegalActionError("not_your_turn", "no es tu turno", "it is not your turn")
+            raise IllegalActionError(Rule.NOT_YOUR_TURN, {"seat": seat, "turn": self.turn})
         if isinstance(action, Play):  # the commonest action first
             self._check_play(action.card)
         elif isinstance(action, Bid):
             self._check_bid(action.amount)
         elif isinstance(action, ChooseTrump):
             if self.phase is not Phase.CHOOSING_TRUMP:
-                raise IllegalTrumpError(
-                    "not_choosing_trump", "ahora no se elige triunfo", "trump is not being chosen now"
-                )
+                raise IllegalTrumpError(Rule.NOT_CHOOSING_TRUMP)
             if not isinstance(action.suit, Suit):
-                raise IllegalTrumpError("not_a_suit", "eso no es un palo", "that is not a suit")
+                raise IllegalTrumpError(Rule.NOT_A_SUIT)
         else:
-            raise IllegalActionError("unknown_action", "acción desconocida", "unknown action")
+            raise IllegalActionError(Rule.UNKNOWN_ACTION)
 
     def _check_play(self, card: Card) -> None:
         if self.phase is not Phase.PLAYING:
-            raise IllegalPlayError("not_playing", "ahora no se juegan cartas", "cards are not being played now")
+            raise IllegalPlayError(Rule.NOT_PLAYING_CARDS)
         assert self.turn is not None and self.trump_suit is not None
         why = explain_illegal(card, self.hands[self.turn], [p.card for p in self.trick], self.trump_suit)
         if why is not None:
@@ -352,19 +367,13 @@ class GameState:
 
     def _check_bid(self, amount: int) -> None:
         if self.phase is not Phase.BIDDING or self.spec is None:
-            raise IllegalBidError("not_bidding", "ahora no se canta", "bids are not being made now")
+            raise IllegalBidError(Rule.NOT_BIDDING)
         cards = self.spec.cards
         if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= cards:
-            raise IllegalBidError(
-                "bid_range", f"el pedido debe ser de 0 a {cards}", f"the bid must be from 0 to {cards}"
-            )
+            raise IllegalBidError(Rule.BID_RANGE, {"max": cards})
         # only the last bidder can be restricted
         if len(self.bids_made) == len(self.order) - 1 and amount == self.forbidden_bid():
-            raise IllegalBidError(
-                "last_bidder",
-                f"eres el último en cantar: la suma de los pedidos no puede ser {cards}, no puedes pedir {amount}",
-                f"last bidder: the bids may not add up to {cards}, so you may not bid {amount}",
-            )
+            raise IllegalBidError(Rule.LAST_BIDDER_SUM, {"n": cards, "bid": amount})
 
     def apply(self, action: Action, seat: int | None = None) -> None:
         """Check then apply ``action`` for ``seat`` (default: whoever is to move)."""
@@ -375,7 +384,7 @@ class GameState:
         """Check then make ``amount`` the bid of the seat to move: ``apply(Bid(amount))`` without
         building the action (replaying a record)."""
         if self.turn is None:
-            raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
+            raise IllegalActionError(Rule.NO_TURN)
         self._check_bid(amount)
         self._bid(amount)
 
@@ -393,7 +402,7 @@ class GameState:
                 return
         # refused: the full check says why
         if seat is None:
-            raise IllegalActionError("no_turn", "ahora no le toca jugar a nadie", "nobody is to move now")
+            raise IllegalActionError(Rule.NO_TURN)
         self._check_play(card)
         raise AssertionError(f"may_play and explain_illegal disagree on {card}")
 

@@ -151,7 +151,9 @@
       var suit = data.suits[state.round.trump_suit];
       var strong = document.createElement("strong");
       strong.className = "suit-" + state.round.trump_suit;
-      strong.textContent = suit.symbol + " " + suit.name;
+      var mark = document.querySelector('template[data-suit-mark="' + state.round.trump_suit + '"]');
+      if (mark) strong.appendChild(mark.content.cloneNode(true));
+      strong.appendChild(document.createTextNode(" " + suit.name));
       els.trump.appendChild(strong);
     } else {
       els.trump.textContent = S.pending_trump;

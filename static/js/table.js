@@ -97,7 +97,9 @@
     var focus = rememberFocus();
     var scores = document.querySelector("#scores details");
     var scoresOpen = !!(scores && scores.open);
+    var leaveOpen = !!document.querySelector("#leave-line[open]"); // «Dejar la partida» asked, not yet confirmed
     var lastTrickOpen = !!document.querySelector("#last-trick:not([hidden])");
+    var talkOpen = !!document.querySelector("#talk-panel:not([hidden])");
     var boardApplied = false;
     parts.forEach(function (part) {
       if (part.id === "talk-event") { talk(part); return; }
@@ -112,7 +114,10 @@
     if (!boardApplied) return;
     var scoresNow = document.querySelector("#scores details");
     if (scoresNow && scoresOpen) scoresNow.open = true;
+    var leaveNow = document.getElementById("leave-line");
+    if (leaveNow && leaveOpen) leaveNow.open = true;
     if (lastTrickOpen) toggleLastTrick(true);
+    if (talkOpen) toggleTalk(true, false);
     stampClocks();
     afterBoard(before);
     restoreFocus(focus);
@@ -369,6 +374,12 @@
     }
     var toggle = event.target.closest && event.target.closest(".last-trick-toggle");
     if (toggle) { toggleLastTrick(toggle.getAttribute("aria-expanded") !== "true"); return; }
+    var talkToggle = event.target.closest && event.target.closest(".talk-toggle");
+    if (talkToggle) { toggleTalk(talkToggle.getAttribute("aria-expanded") !== "true", true); return; }
+    // A phrase said (htmx has sent it by now) or a tap outside the panel: the phrases close.
+    var inTalk = event.target.closest && event.target.closest("#talk-panel");
+    var phrase = event.target.closest && event.target.closest("button.phrase");
+    if (!inTalk || phrase) toggleTalk(false, !!phrase);
     var mute = event.target.closest && event.target.closest("[data-mute-talk]");
     if (mute) {
       var key = "pocha-talk-mute:" + mute.dataset.muteTalk;
@@ -385,7 +396,42 @@
     button.setAttribute("aria-expanded", open ? "true" : "false");
   }
   document.addEventListener("keydown", function (event) {
-    if (event.key === "Escape") toggleLastTrick(false);
+    if (event.key === "Escape") { toggleLastTrick(false); toggleTalk(false, true); }
+  });
+
+  // «Frases»: the phrases open in a panel over the felt, just above its toggle (bottom left of the felt),
+  // so that they are in reach without scrolling the hand away.  ``focus``: the keyboard moves into the
+  // panel as it opens, and back to the toggle as it closes.
+  function toggleTalk(open, focus) {
+    var panel = document.getElementById("talk-panel");
+    var button = document.querySelector(".talk-toggle");
+    if (!panel) return;
+    var wasOpen = !panel.hidden;
+    if (!button) open = false;
+    panel.hidden = !open;
+    if (button) button.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) {
+      placeTalk(panel, button);
+      if (focus && !wasOpen) { var first = panel.querySelector("button"); if (first) first.focus({ preventScroll: true }); }
+      if (!wasOpen) emit("talk-open", {});
+    } else if (wasOpen && focus && button && panel.contains(document.activeElement)) {
+      button.focus({ preventScroll: true });
+    }
+  }
+  function placeTalk(panel, button) {
+    var r = button.getBoundingClientRect();
+    var margin = 4;
+    var width = panel.offsetWidth, height = panel.offsetHeight;
+    var left = Math.max(margin, Math.min(r.left, document.documentElement.clientWidth - width - margin));
+    var top = r.top - height - 6;
+    if (top < margin) top = r.bottom + 6;
+    panel.style.left = (left + window.scrollX) + "px";
+    panel.style.top = (top + window.scrollY) + "px";
+  }
+  window.addEventListener("resize", function () {
+    var panel = document.getElementById("talk-panel");
+    var button = document.querySelector(".talk-toggle");
+    if (panel && button && !panel.hidden) placeTalk(panel, button);
   });
 
   // One move per drawn board (a double tap would send the same seq twice and earn a "stale"

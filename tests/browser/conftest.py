@@ -1,4 +1,5 @@
-"""Browser-test fixtures: the real ASGI server in a subprocess, and Debian's Chromium via Playwright.
+"""Browser-test fixtures: the real ASGI server in a subprocess (``support.server``), and Debian's Chromium
+via Playwright.
 
 Playwright's own browser downloads are never used (``playwright install`` is not run anywhere): the
 tests drive the system Chromium. A failing test's report ends with the tail of the server's log.
@@ -12,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.server import Daphne, ServerError, migrated_sqlite, sqlite_site
 
 from . import pages
-from .server import LiveServer, ServerError, start
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -43,13 +44,29 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file per test process, copied for each module's server."""
+    try:
+        return migrated_sqlite(tmp_path_factory.mktemp("migrated"))
+    except ServerError as error:
+        pytest.fail(str(error))
+
+
 @pytest.fixture(scope="module")
 def pocha_server_process(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[LiveServer]:
-    """One server per test module; a module with ``REAL_PACE = True`` gets the table's real pauses."""
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, migrated_database: Path
+) -> Iterator[Daphne]:
+    """One server per test module (``support.server.sqlite_site``: its own SQLite file, in-process clock,
+    fast bots, quick tables that wait 1 s); a module with ``REAL_PACE = True`` gets the table's real pauses."""
+    server = sqlite_site(
+        tmp_path_factory.mktemp("pocha-server"),
+        pace=getattr(request.module, "REAL_PACE", False),
+        copy_of=migrated_database,
+        settings={"POCHA_QUICK_WAIT": "1"},
+    )
     try:
-        server = start(tmp_path_factory.mktemp("pocha-server"), pace=getattr(request.module, "REAL_PACE", False))
+        server.start()
     except ServerError as error:
         pytest.fail(str(error))
     try:
@@ -59,7 +76,7 @@ def pocha_server_process(
 
 
 @pytest.fixture
-def pocha_server(pocha_server_process: LiveServer, request: pytest.FixtureRequest) -> LiveServer:
+def pocha_server(pocha_server_process: Daphne, request: pytest.FixtureRequest) -> Daphne:
     """The running server (not pytest-django's ``live_server``), linked to the test for its log."""
     request.node.pocha_server = pocha_server_process
     return pocha_server_process

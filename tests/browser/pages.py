@@ -7,14 +7,23 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .server import LiveServer
+from support.server import Daphne
 
 STEP_TIMEOUT = 30_000  # ms for any one change of the page
 
-# Runs in each page before its own scripts: notes every flash message (a refused move) and lost connection.
+# Runs in each page before its own scripts: notes every flash message (a refused move), lost connection and
+# frame the page's socket sent, by action (``sent``: kept for the tab across reloads).  What the page sent,
+# not what the test meant to click: under load a click can land after Playwright has given up on it.
 WATCH_PAGE = """
 (() => {
-  window.__pocha = {connectionLost: 0, flashes: []};
+  const sent = JSON.parse(sessionStorage.getItem('pocha-sent') || '{}');
+  window.__pocha = {connectionLost: 0, flashes: [], sent};
+  document.addEventListener('htmx:wsAfterSend', (event) => {
+    let action = '?';
+    try { action = JSON.parse(event.detail.message).action || '?'; } catch (error) { /* not JSON */ }
+    sent[action] = (sent[action] || 0) + 1;
+    sessionStorage.setItem('pocha-sent', JSON.stringify(sent));
+  });
   const look = () => {
     const flash = document.getElementById('flash');
     const said = flash ? flash.textContent.trim() : '';
@@ -52,7 +61,7 @@ class BrowserPerson:
     def __init__(
         self,
         browser: Any,
-        server: LiveServer,
+        server: Daphne,
         name: str,
         viewport: dict[str, int],
         watch_script: str = WATCH_PAGE,

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
+from support.server import Daphne
 
 from .pages import BrowserPerson, add_test_script, sign_up
-from .server import LiveServer
 
 REAL_PACE = True  # this module's server keeps the table's real pauses (conftest.pocha_server_process)
 
@@ -32,6 +32,8 @@ MIN_HOLD_MS = 1500
 ROUND_TIMEOUT = 120.0
 
 EVENTS = "() => window.pochaEvents || []"
+SLID_IN = """() => !document.getAnimations().some((a) => a.playState === 'running'
+  && a.effect && a.effect.target && a.effect.target.matches && a.effect.target.matches('#trick .played'))"""
 MY_TURN = """kind => {
   const status = document.getElementById('board-status');
   return !!status && (kind ? status.dataset.myTurn === kind : !!status.dataset.myTurn)
@@ -56,7 +58,7 @@ def shot(page: Any, path: Path, full_page: bool = False) -> None:
     page.screenshot(path=str(path), full_page=full_page)
 
 
-def demo_table(server: LiveServer, username: str, *args: str) -> int:
+def demo_table(server: Daphne, username: str, *args: str) -> int:
     out = server.manage("demo_table", "--user", username, "--password", PASSWORD, *args)
     return int(out.splitlines()[-1])
 
@@ -127,6 +129,8 @@ def play_round_by_hand(person: BrowserPerson, number: int, touch: bool, shots: P
     while not any(e["detail"].get("round") == str(number) for e in events(page, "result-shown")):
         assert time.monotonic() < deadline, f"round {number} did not end: {events(page)[-10:]}"
         if not shot_trick and events(page, "trick-complete"):
+            # the picture once the last card has landed (its slide over), while the trick is held up
+            page.wait_for_function(SLID_IN)
             shot(page, shots / f"{label}-trick.png")
             shot_trick = True
         if page.evaluate(MY_TURN, "bid"):
@@ -135,7 +139,13 @@ def play_round_by_hand(person: BrowserPerson, number: int, touch: bool, shots: P
             continue
         if page.evaluate(MY_TURN, "play"):
             refused = page.locator("#hand button.card:not(.playable)[data-reason]")
-            if not seen["illegal"] and refused.count() and page.locator("#hand button.card.playable").count():
+            # (after the trick's picture, which shows the table without the reason over it)
+            if (
+                shot_trick
+                and not seen["illegal"]
+                and refused.count()
+                and page.locator("#hand button.card.playable").count()
+            ):
                 card = refused.first
                 reason = card.get_attribute("data-reason")
                 press(page, card, touch, force=True)
@@ -186,7 +196,7 @@ def check_the_pace(page: Any, number: int, cards: int) -> None:
 
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])
-def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shots_dir: Path, size: str) -> None:
+def test_a_round_at_the_card_table(chromium: Any, pocha_server: Daphne, shots_dir: Path, size: str) -> None:
     viewport = PHONE if size == "phone" else DESKTOP
     touch = size == "phone"
     username = f"sala-{size}"
@@ -221,6 +231,7 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
         expect(watcher.page.locator("#hand button.card")).to_have_count(0)  # a spectator sees no hand
 
         # table talk: a phrase shows as a bubble by my seat, on my page and the spectator's
+        press(page, page.get_by_role("button", name="Frases", exact=True), touch)  # the phrases open from the felt
         press(page, page.get_by_role("button", name="¡Suerte!"), touch)
         expect(page.locator("#felt li.seat.me .bubble")).to_have_text("¡Suerte!")
         me = page.locator("#felt li.seat.me").get_attribute("data-seat")
@@ -254,7 +265,7 @@ def test_a_round_at_the_card_table(chromium: Any, pocha_server: LiveServer, shot
             watcher.context.close()
 
 
-def test_a_keyboard_only_player_finishes_a_round(chromium: Any, pocha_server: LiveServer) -> None:
+def test_a_keyboard_only_player_finishes_a_round(chromium: Any, pocha_server: Daphne) -> None:
     """By keyboard alone, and with the system asking for reduced motion: no card slides or sweeps."""
     username = "teclado"
     table_id = demo_table(pocha_server, username, "--round", "3")
@@ -311,7 +322,7 @@ def tab_to(page: Any, selector: str, limit: int = 60) -> None:
 
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])
-def test_the_final_ranking(chromium: Any, pocha_server: LiveServer, shots_dir: Path, size: str) -> None:
+def test_the_final_ranking(chromium: Any, pocha_server: Daphne, shots_dir: Path, size: str) -> None:
     viewport = PHONE if size == "phone" else DESKTOP
     username = f"final-{size}"
     table_id = demo_table(pocha_server, username, "--to-the-end")

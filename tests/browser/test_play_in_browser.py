@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.server import Daphne
 
 from . import pages
 from .pages import BrowserPerson
-from .server import LiveServer
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
@@ -57,12 +57,12 @@ NEWER_BOARD = "seq => parseInt(document.getElementById('table-root').dataset.seq
 class Tab(BrowserPerson):
     """A browser tab whose watcher also notes every round result the board shows."""
 
-    def __init__(self, browser: Any, server: LiveServer, viewport: dict[str, int]) -> None:
+    def __init__(self, browser: Any, server: Daphne, viewport: dict[str, int]) -> None:
         super().__init__(browser, server, "", viewport, watch_script=WATCH_BOARD)
 
 
 @pytest.fixture
-def phone(chromium: Any, pocha_server: LiveServer) -> Iterator[Tab]:
+def phone(chromium: Any, pocha_server: Daphne) -> Iterator[Tab]:
     tab = Tab(chromium, pocha_server, PHONE)
     yield tab
     tab.context.close()
@@ -135,6 +135,7 @@ def play_until_round(page: Any, target: int, shots: Path) -> dict[str, int]:
     return moves
 
 
+@pytest.mark.smoke  # make test's browser game
 def test_sign_up_quick_play_and_play_three_rounds_on_a_phone(phone: Tab, screenshot_dir: Path) -> None:
     page = phone.page
     sign_up(page, "lucia")

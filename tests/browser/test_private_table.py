@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.server import Daphne
 
 from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
-from .server import LiveServer
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
@@ -42,8 +42,10 @@ AUCTION_BID = 4  # what the people bid in auction rounds (the highest bid choose
 class Person(BrowserPerson):
     """One person in their own browser context, with the game loop's bookkeeping."""
 
-    def __init__(self, browser: Any, server: LiveServer, name: str) -> None:
-        super().__init__(browser, server, name, VIEWPORT)
+    def __init__(self, browser: Any, server: Daphne, name: str) -> None:
+        # These players ask for reduced motion (cards do not slide): the slides are the card room's tests'
+        # subject, and here they would only cost a whole game's worth of rendering.
+        super().__init__(browser, server, name, VIEWPORT, reduced_motion="reduce")
         self.pending: int | None = None  # the board seq of the move sent and not yet answered
         self.pending_since = 0.0
         self.moves = {"bid": 0, "trump": 0, "play": 0}
@@ -67,7 +69,7 @@ class Person(BrowserPerson):
 
 
 @pytest.fixture
-def people(chromium: Any, pocha_server: LiveServer) -> Iterator[list[Person]]:
+def people(chromium: Any, pocha_server: Daphne) -> Iterator[list[Person]]:
     """Up to three people, each in a fresh browser context; made on demand by ``arrive``."""
     made: list[Person] = []
     yield made
@@ -75,7 +77,7 @@ def people(chromium: Any, pocha_server: LiveServer) -> Iterator[list[Person]]:
         person.context.close()
 
 
-def arrive(people: list[Person], browser: Any, server: LiveServer, name: str) -> Person:
+def arrive(people: list[Person], browser: Any, server: Daphne, name: str) -> Person:
     person = Person(browser, server, f"{name}_{uuid.uuid4().hex[:6]}")
     people.append(person)
     person.sign_up()
@@ -205,7 +207,7 @@ def wallet_rows(page: Any) -> list[tuple[str, str]]:
 
 
 def test_two_friends_play_a_private_table_for_chips(
-    chromium: Any, pocha_server: LiveServer, people: list[Person], screenshot_dir: Path
+    chromium: Any, pocha_server: Daphne, people: list[Person], screenshot_dir: Path
 ) -> None:
     started = time.monotonic()
     ana = arrive(people, chromium, pocha_server, "ana")
@@ -350,8 +352,10 @@ def test_two_friends_play_a_private_table_for_chips(
     for person in (ana, bruno):
         assert person.page.evaluate("window.__pocha.connectionLost") == 0, f"{person.name} lost the connection"
         assert person.page.evaluate("window.__pocha.flashes") == [], f"a move of {person.name}'s was refused"
-        assert person.moves["bid"] == 18, (person.name, person.moves)  # their own bid in each of the 18 rounds
-        assert person.moves["play"] == 88, (person.name, person.moves)  # 1..8, 3 × 8, 7..1 cards
+        # Every bid and card of theirs was sent by their own page (none by the clock or a bot): their bid in
+        # each of the 18 rounds, and 1..8, 3 × 8, 7..1 cards.
+        sent = person.page.evaluate("window.__pocha.sent")
+        assert (sent.get("bid"), sent.get("play")) == (18, 88), (person.name, sent, person.moves)
     for person in people:
         assert person.errors == [], f"{person.name}'s page reported errors: {person.errors}"
     # the table itself is, to Carla, a table that does not exist: asked with her cookies, not shown in her
@@ -365,7 +369,7 @@ def test_two_friends_play_a_private_table_for_chips(
 
 
 def test_the_lobby_lists_open_tables_but_not_a_private_one(
-    chromium: Any, pocha_server: LiveServer, people: list[Person]
+    chromium: Any, pocha_server: Daphne, people: list[Person]
 ) -> None:
     """Ana opens a private table and Carla a public one (one live table each); Bruno's lobby lists the
     public one only, in one list that it refreshes every 5 s."""

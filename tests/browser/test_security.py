@@ -10,9 +10,9 @@ import sys
 from typing import Any
 
 import pytest
+from support.server import ROOT, Daphne, free_port
 
 from .pages import BrowserPerson
-from .server import ROOT, LiveServer, free_port
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
@@ -48,7 +48,7 @@ def log_in(page: Any, path: str, username: str) -> None:
     page.wait_for_load_state()
 
 
-def test_the_table_page_carries_the_policy_and_its_socket_connects(chromium: Any, pocha_server: LiveServer) -> None:
+def test_the_table_page_carries_the_policy_and_its_socket_connects(chromium: Any, pocha_server: Daphne) -> None:
     username = "politica"
     out = pocha_server.manage("demo_table", "--user", username, "--password", PASSWORD, "--round", "1")
     table_id = int(out.splitlines()[-1])
@@ -91,7 +91,7 @@ def test_the_table_page_carries_the_policy_and_its_socket_connects(chromium: Any
         person.context.close()
 
 
-def test_the_admin_works_under_the_policy(chromium: Any, pocha_server: LiveServer) -> None:
+def test_the_admin_works_under_the_policy(chromium: Any, pocha_server: Daphne) -> None:
     username = "moderadora"
     make_superuser = (
         "from django.contrib.auth import get_user_model; U = get_user_model(); "

@@ -129,7 +129,7 @@ def play_out(
 def view_key(view: Any) -> tuple[Any, ...]:
     """A seat view as a comparable value (the error objects in ``reasons`` compare by identity)."""
     fields = [f.name for f in dataclasses.fields(view) if f.name != "reasons"]
-    reasons = sorted((str(card), err.rule, err.en, err.es) for card, err in view.reasons.items())
+    reasons = sorted((str(card), err.code, sorted(err.params.items())) for card, err in view.reasons.items())
     return tuple(getattr(view, name) for name in fields) + (tuple(reasons),)
 
 

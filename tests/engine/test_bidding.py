@@ -32,9 +32,10 @@ def test_bid_range_is_zero_to_the_cards_in_the_round():
     game = position(4, 3, ["1o 3o 12o", "11o 10o 7o", "6o 5o 1c", "3c 12c 11c"], "1e")
     assert game.legal_bids() == [0, 1, 2, 3]
     for bad in (-1, 4, 10):
-        assert bid_error(game, bad).rule == "bid_range"
+        assert bid_error(game, bad).code == "bid_range"
     for bad in (True, 1.0, "1", None):
-        assert bid_error(game, bad).rule == "bid_range"
+        error = bid_error(game, bad)
+        assert error.code == "bid_range" and error.params == {"max": 3}
     game.apply(Bid(3))
     assert game.bids_made == [3]
 
@@ -65,8 +66,9 @@ def test_last_bidder_rule_in_a_game():
     assert game.forbidden_bid() == 1
     assert game.legal_bids() == [0, 2, 3]
     err = bid_error(game, 1)
-    assert err.rule == "last_bidder"
-    assert err.es and err.en and err.es != err.en
+    assert err.code == "last_bidder_sum"
+    assert err.params == {"n": 3, "bid": 1}
+    assert str(err) == "last_bidder_sum n=3 bid=1"
     assert game.phase is Phase.BIDDING and game.bids_made == [1, 0, 1]
     game.apply(Bid(2))
     assert game.phase is Phase.PLAYING
@@ -127,7 +129,7 @@ def test_auction_winner_is_the_highest_bid_ties_to_the_earlier_bidder(bids, winn
             assert game.legal_actions(seat) == []
             with pytest.raises(IllegalActionError) as info:
                 game.apply(ChooseTrump(Suit.COPAS), seat=seat)
-            assert info.value.rule == "not_your_turn"
+            assert info.value.code == "not_your_turn"
     game.apply(ChooseTrump(Suit.ESPADAS), seat=winner)
     assert game.trump_suit is Suit.ESPADAS and game.trump_card is None
     assert game.phase is Phase.PLAYING
@@ -193,7 +195,7 @@ def test_resting_dealer_does_not_bid_at_six():
         assert game.legal_actions(dealer) == []
         with pytest.raises(IllegalActionError) as info:
             game.apply(Bid(0), seat=dealer)
-        assert info.value.rule == "not_your_turn"
+        assert info.value.code == "not_your_turn"
         seen.append(game.turn)
         game.apply(Bid(game.legal_bids()[-1]))
     assert seen == list(game.order)
@@ -208,6 +210,6 @@ def test_last_bidder_rule_applies_to_the_fifth_active_bidder_at_six():
     assert game.turn == game.order[4] == (game.dealer - 1) % 6
     assert game.forbidden_bid() == 1
     assert game.legal_bids() == [0, 2]
-    assert bid_error(game, 1).rule == "last_bidder"
+    assert bid_error(game, 1).code == "last_bidder_sum"
     game.apply(Bid(2))
     assert game.phase is Phase.PLAYING

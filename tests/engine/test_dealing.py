@@ -130,31 +130,39 @@ def test_check_deal_accepts_a_possible_deal():
     check_deal(4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o"), c("1c"))
 
 
-def assert_deal_error(rule, *args):
+def assert_deal_error(rule, *args, **params):
+    """``check_deal(*args)`` refuses with the code ``rule`` and exactly ``params``."""
     with pytest.raises(IllegalDealError) as info:
         check_deal(*args)
-    assert info.value.rule == rule
-    assert info.value.es and info.value.en and info.value.es != info.value.en
+    assert info.value.code == rule
+    assert dict(info.value.params) == params
     return info.value
 
 
 def test_check_deal_rejects_wrong_hand_sizes():
-    assert_deal_error("hand_size", 4, SPEC4[1], 1, hands4("1o 3o", "12o", "10o 7o", "6o 5o"), c("1c"))
-    assert_deal_error("hand_size", 4, SPEC4[1], 1, hands4("1o 3o 1e", "12o 11o", "10o 7o", "6o 5o"), c("1c"))
-    assert_deal_error("hands", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o"), c("1c"))
-    assert_deal_error("hands", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o", "1e 3e"), c("1c"))
+    short = hands4("1o 3o", "12o", "10o 7o", "6o 5o")
+    assert_deal_error("hand_size", 4, SPEC4[1], 1, short, c("1c"), seat=1, n=2, got=1)
+    long = hands4("1o 3o 1e", "12o 11o", "10o 7o", "6o 5o")
+    assert_deal_error("hand_size", 4, SPEC4[1], 1, long, c("1c"), seat=0, n=2, got=3)
+    assert_deal_error("hand_count", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o"), c("1c"), n=4, got=3)
+    five = hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o", "1e 3e")
+    assert_deal_error("hand_count", 4, SPEC4[1], 1, five, c("1c"), n=4, got=5)
 
 
 def test_check_deal_rejects_a_duplicate_card():
-    assert_deal_error("duplicate", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 1o"), c("1c"))
-    assert_deal_error("duplicate", 4, SPEC4[1], 1, hands4("1o 1o", "12o 11o", "10o 7o", "6o 5o"), c("1c"))
+    twice = hands4("1o 3o", "12o 11o", "10o 7o", "6o 1o")
+    assert_deal_error("duplicate_card", 4, SPEC4[1], 1, twice, c("1c"), card="1o")
+    same_hand = hands4("1o 1o", "12o 11o", "10o 7o", "6o 5o")
+    assert_deal_error("duplicate_card", 4, SPEC4[1], 1, same_hand, c("1c"), card="1o")
 
 
 def test_check_deal_rejects_a_card_not_in_the_tables_deck():
-    assert_deal_error("not_in_deck", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 2o"), c("1c"))
-    assert_deal_error("not_in_deck", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o"), c("4c"))
+    a_two = hands4("1o 3o", "12o 11o", "10o 7o", "6o 2o")
+    assert_deal_error("not_in_deck", 4, SPEC4[1], 1, a_two, c("1c"), card="2o", players=4)
+    good = hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o")
+    assert_deal_error("not_in_deck", 4, SPEC4[1], 1, good, c("4c"), card="4c", players=4)  # the trump card
     spec3 = schedule(3)[0]
-    assert_deal_error("not_in_deck", 3, spec3, 0, hands4("1o", "5c", "3e"), c("1c"))  # no 5s at three
+    assert_deal_error("not_in_deck", 3, spec3, 0, hands4("1o", "5c", "3e"), c("1c"), card="5c", players=3)  # no 5s
     check_deal(3, spec3, 0, hands4("1o", "7c", "3e"), c("1c"))
 
 
@@ -163,14 +171,15 @@ def test_check_deal_rejects_a_resting_dealer_with_cards():
     good = [[], cs("1o"), cs("3o"), cs("12o"), cs("11o"), cs("10o")]
     check_deal(6, spec6, 0, good, c("1c"))
     bad = [cs("7o"), cs("1o"), cs("3o"), cs("12o"), cs("11o"), []]
-    assert_deal_error("hand_size", 6, spec6, 0, bad, c("1c"))
+    assert_deal_error("hand_size", 6, spec6, 0, bad, c("1c"), seat=0, n=0, got=1)
 
 
 def test_check_deal_rejects_a_trump_card_in_a_hand_in_a_normal_round():
-    assert_deal_error("trump_in_hand", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o"), c("12o"))
-    assert_deal_error("no_trump_card", 4, SPEC4[1], 1, hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o"), None)
+    good = hands4("1o 3o", "12o 11o", "10o 7o", "6o 5o")
+    assert_deal_error("trump_in_hand", 4, SPEC4[1], 1, good, c("12o"), card="12o")
+    assert_deal_error("no_trump_card", 4, SPEC4[1], 1, good, None)
     bajada = SPEC4[-1]
-    assert_deal_error("trump_in_hand", 4, bajada, 0, hands4("1o", "12o", "10o", "6o"), c("6o"))
+    assert_deal_error("trump_in_hand", 4, bajada, 0, hands4("1o", "12o", "10o", "6o"), c("6o"), card="6o")
 
 
 @pytest.mark.parametrize("players", SIZES)
@@ -181,7 +190,8 @@ def test_check_deal_eight_card_round_trump_card_must_be_in_the_last_receivers_ha
     last = order[-1]
     check_deal(players, spec, dealer, hands, hands[last][3])  # anywhere in the last receiver's hand
     other = order[0]
-    assert_deal_error("last_dealt", players, spec, dealer, hands, hands[other][0])
+    wrong = hands[other][0]
+    assert_deal_error("trump_not_last_dealt", players, spec, dealer, hands, wrong, card=str(wrong), seat=last)
     assert_deal_error("no_trump_card", players, spec, dealer, hands, None)
 
 
@@ -191,7 +201,8 @@ def test_check_deal_rejects_a_trump_card_in_an_auction(players):
     dealer = dealer_of(0, 9, players)
     hands, order = full_deal(players, 9)
     check_deal(players, spec, dealer, hands, None)
-    assert_deal_error("auction_trump_card", players, spec, dealer, hands, hands[order[-1]][0])
+    turned = hands[order[-1]][0]
+    assert_deal_error("auction_trump_card", players, spec, dealer, hands, turned, card=str(turned))
 
 
 def test_game_deal_with_bad_hands_changes_nothing():
@@ -203,4 +214,4 @@ def test_game_deal_with_bad_hands_changes_nothing():
     assert game.phase is Phase.BIDDING and game.turn == 2
     with pytest.raises(IllegalActionError) as info:
         game.deal(hands4("1o", "12o", "10o", "7o"), c("1c"))  # a round is in progress
-    assert info.value.rule == "not_dealing"
+    assert info.value.code == "not_dealing" and info.value.params == {}

@@ -8,6 +8,7 @@ import pytest
 MODULES = [
     "games.engine",
     "games.engine.cards",
+    "games.engine.errors",
     "games.engine.schedule",
     "games.engine.rules",
     "games.engine.state",

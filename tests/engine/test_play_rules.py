@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.engine import ALL_CARDS, IllegalPlayError, Phase, Play, Suit, legal_plays, trick_winner
+from games.engine import ALL_CARDS, IllegalPlayError, Phase, Play, Rule, Suit, legal_plays, trick_winner
 from games.engine.rules import explain_illegal
 
 from .helpers import c, cs, position
@@ -22,14 +22,22 @@ def round3(hands, trump_card="7o", plays=()):
 
 
 def assert_rejected(game, card, rule):
-    """The checked path refuses ``card`` with ``rule`` and bilingual messages, and changes nothing."""
+    """The checked path refuses ``card`` with the code ``rule`` and plain parameters, and changes nothing."""
     before = ([list(h) for h in game.hands], list(game.trick), game.turn)
     with pytest.raises(IllegalPlayError) as info:
         game.apply(Play(c(card)))
     error = info.value
-    assert error.rule == rule
-    assert error.es and error.en and error.es != error.en
-    assert error.message("es") == error.es and error.message("en") == error.en == str(error)
+    assert error.code == rule and error.code is Rule(rule)
+    if rule == "not_in_hand":
+        assert dict(error.params) == {"card": card}
+    else:
+        led, trump = game.trick[0].card.suit, game.trump_suit
+        assert dict(error.params) == {
+            "suit": led.value,
+            "trump": trump.value,
+            "legal": " ".join(str(x) for x in legal_plays(game.hands[game.turn], [p.card for p in game.trick], trump)),
+        }
+    assert str(error).startswith(rule)
     assert ([list(h) for h in game.hands], list(game.trick), game.turn) == before
     return error
 
@@ -49,8 +57,8 @@ def test_leader_may_play_any_card():
 def test_asistir_must_follow_the_suit_led():
     assert legal("3c 1e 5b", "7c", O) == {"3c"}
     game = round3(["7c 1o 5e", "3c 1e 5b", "10c 5c 12e", "6c 12b 11b"], plays=["7c"])
-    assert_rejected(game, "1e", "asistir")
-    assert_rejected(game, "5b", "asistir")
+    assert_rejected(game, "1e", "must_follow_suit")
+    assert_rejected(game, "5b", "must_follow_suit")
     assert_accepted(game, "3c")
 
 
@@ -58,9 +66,10 @@ def test_montar_must_beat_the_highest_card_of_the_suit_led():
     assert legal("10c 5c 1e", "7c", O) == {"10c"}
     assert legal("10c 5c 1c", "7c 11c", O) == {"1c"}  # the highest on the table, not the led card
     game = round3(["7c 1o 5e", "10c 5c 1e", "3c 6c 12e", "12c 12b 11b"], plays=["7c"])
-    error = assert_rejected(game, "5c", "montar")
-    assert "10c" in error.en and "10c" in error.es
-    assert_rejected(game, "1e", "asistir")
+    error = assert_rejected(game, "5c", "must_beat")
+    assert error.params["legal"] == "10c" and error.params["suit"] == "c"
+    assert error.describe() == "must beat the highest card: play a higher card of cups (10c)"
+    assert_rejected(game, "1e", "must_follow_suit")
     assert_accepted(game, "10c")
 
 
@@ -69,22 +78,22 @@ def test_cannot_beat_then_any_card_of_the_suit():
     game = round3(["1c 1o 5e", "5c 10c 1e", "3c 6c 12e", "12c 12b 11b"], plays=["1c"])
     assert_accepted(game, "5c")
     assert_accepted(game, "10c")
-    assert_rejected(game, "1e", "asistir")
+    assert_rejected(game, "1e", "must_follow_suit")
 
 
 def test_fallar_void_in_the_suit_led_must_trump():
     assert legal("5o 1e 12b", "7c", O) == {"5o"}
     game = round3(["7c 1o 5e", "5o 1e 12b", "3c 6c 12e", "12c 11e 11b"], plays=["7c"])
-    assert_rejected(game, "1e", "fallar")
-    assert_rejected(game, "12b", "fallar")
+    assert_rejected(game, "1e", "must_trump")
+    assert_rejected(game, "12b", "must_trump")
     assert_accepted(game, "5o")
 
 
 def test_contrafallar_must_beat_a_trump_on_the_table():
     assert legal("10o 5o 1e", "7c 6o", O) == {"10o"}
     game = round3(["7c 3o 5e", "6o 1e 12b", "10o 5o 12e", "12c 11e 11b"], plays=["7c", "6o"])
-    assert_rejected(game, "5o", "contrafallar")
-    assert_rejected(game, "12e", "fallar")
+    assert_rejected(game, "5o", "must_overtrump")
+    assert_rejected(game, "12e", "must_trump")
     assert_accepted(game, "10o")
 
 
@@ -93,7 +102,7 @@ def test_cannot_overtrump_then_any_trump():
     game = round3(["7c 3o 5e", "12o 1e 12b", "10o 5o 12e", "12c 11e 11b"], plays=["7c", "12o"])
     assert_accepted(game, "10o")
     assert_accepted(game, "5o")
-    assert_rejected(game, "12e", "fallar")
+    assert_rejected(game, "12e", "must_trump")
 
 
 def test_someone_already_trumped_any_card_of_the_suit_led():
@@ -103,7 +112,7 @@ def test_someone_already_trumped_any_card_of_the_suit_led():
     game = round3(["7c 1o 5e", "6o 1e 12b", "1c 5c 3o", "12c 11e 11b"], plays=["7c", "6o"])
     assert_accepted(game, "5c")
     assert_accepted(game, "1c")
-    assert_rejected(game, "3o", "asistir")
+    assert_rejected(game, "3o", "must_follow_suit")
 
 
 def test_trump_led_must_beat_the_highest_trump():
@@ -112,9 +121,9 @@ def test_trump_led_must_beat_the_highest_trump():
     assert legal("10o 5o 1c", "7o 1e", O) == {"10o"}  # a discard does not change what must be beaten
     game = round3(["7o 1o 5e", "10o 5o 1c", "3c 6c 12e", "12c 11e 11b"], trump_card="11o", plays=["7o"])
     assert game.trump_suit is O
-    error = assert_rejected(game, "5o", "montar")
-    assert "10o" in error.en
-    assert_rejected(game, "1c", "asistir")
+    error = assert_rejected(game, "5o", "must_beat")
+    assert error.params["legal"] == "10o" and error.params["suit"] == error.params["trump"] == "o"
+    assert_rejected(game, "1c", "must_follow_suit")
     assert_accepted(game, "10o")
 
 
@@ -238,8 +247,12 @@ def test_legal_plays_and_trick_winner_agree_with_the_rules_on_random_positions(p
         why = explain_illegal(card, hand, trick, trump)
         assert (why is None) == (card in allowed)
         if why is not None:
-            assert why.rule in {"asistir", "montar", "fallar", "contrafallar"}
-            assert why.es and why.en and why.es != why.en
+            assert why.code in {Rule.MUST_FOLLOW_SUIT, Rule.MUST_BEAT, Rule.MUST_TRUMP, Rule.MUST_OVERTRUMP}
+            assert why.params == {
+                "suit": trick[0].suit.value,
+                "trump": trump.value,
+                "legal": " ".join(map(str, allowed)),
+            }
     if trick:
         assert trick_winner(trick, trump) == reference_winner(trick, trump)
         for card in allowed:

@@ -12,6 +12,7 @@ from games.engine import (
     IllegalTrumpError,
     Phase,
     Play,
+    Rule,
     Suit,
     default_action,
     parse_action,
@@ -26,8 +27,10 @@ def rejected(game, action, seat=None, error=IllegalActionError):
         game.apply(action, seat=seat)
     assert snapshot(game) == before, "a refused action changed the game"
     assert not game.is_legal(action, seat)
-    assert info.value.es and info.value.en and info.value.es != info.value.en
-    return info.value
+    error = info.value
+    assert isinstance(error.code, Rule) and error.code == str(error).split()[0]
+    assert all(isinstance(value, (str, int)) for value in error.params.values()), "parameters are plain values"
+    return error
 
 
 def test_wrong_seat_is_not_your_turn_in_every_phase():
@@ -37,7 +40,8 @@ def test_wrong_seat_is_not_your_turn_in_every_phase():
         for seat in range(4):
             if seat != game.turn:
                 action = game.legal_actions()[0]
-                assert rejected(game, action, seat=seat).rule == "not_your_turn"
+                error = rejected(game, action, seat=seat)
+                assert error.code == "not_your_turn" and error.params == {"seat": seat, "turn": game.turn}
                 assert game.legal_actions(seat) == []
         while game.phase.value == phase:
             game.apply(game.legal_actions()[0], seat=game.turn)
@@ -48,31 +52,31 @@ def test_wrong_seat_is_not_your_turn_in_every_phase():
         game.apply(Bid(1))
     assert game.phase is Phase.CHOOSING_TRUMP
     for seat in order[1:]:
-        assert rejected(game, ChooseTrump(Suit.OROS), seat=seat).rule == "not_your_turn"
+        assert rejected(game, ChooseTrump(Suit.OROS), seat=seat).code == "not_your_turn"
 
 
 def test_a_play_while_bidding_is_refused():
     game = position(4, 2, ["1e 3o", "3e 12o", "12e 11o", "11e 10o"], "7c")
     card = game.hands[game.turn][0]
     error = rejected(game, Play(card), error=IllegalPlayError)
-    assert error.rule == "not_playing"
+    assert error.code == "not_playing_cards"
 
 
 def test_a_bid_while_playing_is_refused():
     game = position(4, 2, ["1e 3o", "3e 12o", "12e 11o", "11e 10o"], "7c", bids=[0, 0, 0, 1])
     assert game.phase is Phase.PLAYING
-    assert rejected(game, Bid(0), error=IllegalBidError).rule == "not_bidding"
+    assert rejected(game, Bid(0), error=IllegalBidError).code == "not_bidding"
     game.apply(Play(c("1e")))
-    assert rejected(game, Bid(1), error=IllegalBidError).rule == "not_bidding"
+    assert rejected(game, Bid(1), error=IllegalBidError).code == "not_bidding"
 
 
 def test_choose_trump_in_a_normal_round_is_refused():
     game = position(4, 2, ["1e 3o", "3e 12o", "12e 11o", "11e 10o"], "7c")
-    assert rejected(game, ChooseTrump(Suit.OROS), error=IllegalTrumpError).rule == "not_choosing_trump"
+    assert rejected(game, ChooseTrump(Suit.OROS), error=IllegalTrumpError).code == "not_choosing_trump"
     for _ in range(3):
         game.apply(Bid(0))
     game.apply(Bid(1))
-    assert rejected(game, ChooseTrump(Suit.COPAS), error=IllegalTrumpError).rule == "not_choosing_trump"
+    assert rejected(game, ChooseTrump(Suit.COPAS), error=IllegalTrumpError).code == "not_choosing_trump"
     assert game.trump_suit is Suit.COPAS
 
 
@@ -82,8 +86,8 @@ def test_a_play_or_bid_while_choosing_trump_is_refused():
     game.deal(hands, None)
     for _ in order:
         game.apply(Bid(1))
-    assert rejected(game, Play(game.hands[game.turn][0]), error=IllegalPlayError).rule == "not_playing"
-    assert rejected(game, Bid(1), error=IllegalBidError).rule == "not_bidding"
+    assert rejected(game, Play(game.hands[game.turn][0]), error=IllegalPlayError).code == "not_playing_cards"
+    assert rejected(game, Bid(1), error=IllegalBidError).code == "not_bidding"
 
 
 def test_actions_between_rounds_and_after_the_game_are_refused():
@@ -91,24 +95,24 @@ def test_actions_between_rounds_and_after_the_game_are_refused():
     assert game.phase is Phase.ROUND_OVER and game.turn is None
     assert game.legal_actions() == []
     for action in (Bid(0), Play(c("1o")), ChooseTrump(Suit.OROS)):
-        assert rejected(game, action).rule == "no_turn"
+        assert rejected(game, action).code == "no_turn"
     play_out(game)
     assert game.is_over
-    assert rejected(game, Bid(0)).rule == "no_turn"
+    assert rejected(game, Bid(0)).code == "no_turn"
     with pytest.raises(IllegalActionError) as info:
         game.deal()
-    assert info.value.rule in ("not_dealing", "game_over")
+    assert info.value.code in ("not_dealing", "game_over")
 
 
 def test_illegal_cards_and_bids_change_nothing():
     game = position(4, 3, ["7c 1o 5e", "3c 1e 5b", "10c 5c 12e", "6c 12b 11b"], "7o", bids=[1, 0, 1])
-    assert rejected(game, Bid(1), error=IllegalBidError).rule == "last_bidder"
-    assert rejected(game, Bid(4), error=IllegalBidError).rule == "bid_range"
+    assert rejected(game, Bid(1), error=IllegalBidError).code == "last_bidder_sum"
+    assert rejected(game, Bid(4), error=IllegalBidError).code == "bid_range"
     game.apply(Bid(0))
     game.apply(Play(c("7c")))
-    assert rejected(game, Play(c("1e")), error=IllegalPlayError).rule == "asistir"
-    assert rejected(game, Play(c("5c")), error=IllegalPlayError).rule == "not_in_hand"
-    assert rejected(game, Play(c("3c")), seat=game.order[2]).rule == "not_your_turn"
+    assert rejected(game, Play(c("1e")), error=IllegalPlayError).code == "must_follow_suit"
+    assert rejected(game, Play(c("5c")), error=IllegalPlayError).code == "not_in_hand"
+    assert rejected(game, Play(c("3c")), seat=game.order[2]).code == "not_your_turn"
 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6])

@@ -96,10 +96,10 @@ def test_view_gives_reasons_for_illegal_cards():
     view = seat_view(game, seat)
     assert view.legal == (Play(c("10c")),)
     assert set(view.reasons) == {c("5c"), c("1e")}
-    assert view.reasons[c("5c")].rule == "montar"
-    assert view.reasons[c("1e")].rule == "asistir"
+    assert view.reasons[c("5c")].code == "must_beat"
+    assert view.reasons[c("1e")].code == "must_follow_suit"
     for error in view.reasons.values():
-        assert error.es and error.en and error.es != error.en
+        assert error.params == {"suit": "c", "trump": "o", "legal": "10c"}
     assert all(Play(card) not in view.legal for card in view.reasons)
     for other in range(4):
         if other != seat:

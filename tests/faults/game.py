@@ -82,7 +82,7 @@ class Person:
     @property
     def client_port(self) -> int:
         assert self.ws is not None
-        return int(self.ws.writer.get_extra_info("sockname")[1])
+        return self.ws.local_port
 
     async def open(self, table_id: int, timeout: float = 30) -> None:
         """Open the table's socket and read the first board, trying again until the site takes it."""
@@ -148,11 +148,15 @@ class Person:
             except TimeoutError:
                 pass
             except (SocketClosed, OSError, asyncio.IncompleteReadError):
-                closed_at = time.monotonic()
-                await self.drop()
-                await asyncio.sleep(0.2)
-                await self.open(self.table_id)
-                self.reconnects.append((closed_at, time.monotonic()))
+                await self.reopen()
+
+    async def reopen(self) -> None:
+        """The server closed the socket (or it is gone): open it again after a short wait, as the page does."""
+        closed_at = time.monotonic()
+        await self.drop()
+        await asyncio.sleep(0.2)
+        await self.open(self.table_id)
+        self.reconnects.append((closed_at, time.monotonic()))
 
     # -- playing --------------------------------------------------------------------------------
 
@@ -168,7 +172,10 @@ class Person:
             try:
                 await self.send(options[self.turn % len(options)])
             except (OSError, AssertionError):
-                continue  # the socket is gone: wait() opens it again and shows the turn again
+                # the socket is gone (the client refuses to send on a closed one): open it again, and look
+                # at the turn again on the board it brings
+                await self.reopen()
+                continue
             self.turn += 1
 
             def landed_or_lost(seq: int = seq, reconnects: int = reconnects, flashes: int = flashes) -> bool:

@@ -1,6 +1,7 @@
 """A whole services-mode site in subprocesses, started the way operators start it (``deploy/pocha.sh up``,
 that is ``make up``): its own redis-server on a free port, a fresh PostgreSQL database, two Daphne
 processes sharing one port (supervisord's ``fcgi-program``), a Celery worker and beat, all supervised.
+Its ports, its environment and its commands come from the suite's one server harness (``support.server``).
 
 The faults are done to it from outside, as they happen in production: a process killed with SIGKILL,
 Redis killed and started again, every PostgreSQL connection terminated.
@@ -23,32 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from support.server import BIN, ROOT, ServerError, child_env, free_port, run
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 CONF = ROOT / "deploy" / "supervisord.conf"
-
-#: Settings the stack must not inherit from the suite's own environment.
-DROPPED = {
-    "DATABASE_URL",
-    "REDIS_URL",
-    "DEBUG",
-    "SECRET_KEY",
-    "ALLOWED_HOSTS",
-    "CSRF_TRUSTED_ORIGINS",
-    "HTTPS",
-    "SECURE_SSL_REDIRECT",
-    "SECURE_HSTS_SECONDS",
-    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
-    "SECURE_HSTS_PRELOAD",
-    "SECURE_PROXY_SSL_HEADER",
-    "PORT",
-    "BIND",
-    "ASGI_PROCESSES",
-    "POCHA_VAR",
-    "POCHA_BIN",
-    "POCHA_ROOT",
-}
 
 #: Fast games: bots think 50 ms, no pause after a trick or a round, presence expires in 3 s.
 FAST = {
@@ -64,12 +42,6 @@ FAST = {
     "POCHA_SHED_MOVE_TIME": "0",
     "POCHA_SHED_HTTP_WAIT": "0",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def stack_database_name(url: str) -> str:
@@ -96,10 +68,9 @@ class Stack:
         self.redis_port = free_port()
         self.port = free_port()
         self.redis: subprocess.Popen[bytes] | None = None
-        env = {k: v for k, v in os.environ.items() if k not in DROPPED}
-        env.update(FAST)
-        env.update(
+        self.env = child_env(
             {
+                **FAST,
                 "DATABASE_URL": self.database_url,
                 "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
                 "DEBUG": "false",
@@ -111,11 +82,8 @@ class Stack:
                 "CELERY_CONCURRENCY": "2",
                 "POCHA_VAR": str(self.var),
                 "POCHA_BIN": str(BIN),
-                "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
-                "PYTHONUNBUFFERED": "1",
             }
         )
-        self.env = env
 
     @property
     def origin(self) -> str:
@@ -197,12 +165,10 @@ class Stack:
     # -- the site -------------------------------------------------------------------------------
 
     def run(self, *args: str, timeout: float = 240) -> str:
-        done = subprocess.run(
-            list(args), cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout
-        )
-        output = done.stdout.decode(errors="replace")
-        assert done.returncode == 0, f"{' '.join(args)} failed ({done.returncode}):\n{output}\n{self.log_tails()}"
-        return output
+        try:
+            return run(list(args), self.env, timeout)
+        except ServerError as error:
+            raise AssertionError(f"{error}\n{self.log_tails()}") from None
 
     def up(self) -> str:
         return self.run(str(ROOT / "deploy" / "pocha.sh"), "up")

@@ -165,7 +165,7 @@ async def wait_no_sockets(stack: Stack, table_id: int) -> float:
 
 
 def check_record(stack: Stack, table_id: int, record: dict[str, Any]) -> None:
-    """The game is over, the record replays to the stored totals, and the stored moves are the record's,
+    """The game is over, the record replays to the stored totals, and the log's moves are the record's,
     each once and in order; no clock ran out for anybody."""
     ((status, state),) = stack.sql("SELECT status, state FROM games_table WHERE id = %s", (table_id,))
     assert status == "finished", status
@@ -174,22 +174,19 @@ def check_record(stack: Stack, table_id: int, record: dict[str, Any]) -> None:
     replayed = replay(record)
     assert game.is_over and replayed.game.is_over
     assert replayed.game.totals == game.totals
-    rounds = stack.sql("SELECT id, points FROM games_round WHERE table_id = %s ORDER BY number", (table_id,))
-    points = [json.loads(p) if isinstance(p, str) else p for _id, p in rounds]
-    assert [sum(p[seat] for p in points) for seat in range(SIZE)] == list(game.totals)
+    rounds = stack.sql("SELECT number, result FROM games_round WHERE table_id = %s ORDER BY number", (table_id,))
+    results = [json.loads(r) if isinstance(r, str) else r for _number, r in rounds]
+    assert [sum(r["points"][seat] for r in results) for seat in range(SIZE)] == list(game.totals)
     assert len(rounds) == len(record["rounds"]) == len(game.schedule)
-    for (round_id, _points), entry in zip(rounds, record["rounds"]):
-        bids = stack.sql(
-            'SELECT "index", amount, by_clock FROM games_bid WHERE round_id = %s ORDER BY "index"', (round_id,)
-        )
-        plays = stack.sql(
-            'SELECT "index", card, by_clock FROM games_play WHERE round_id = %s ORDER BY "index"', (round_id,)
-        )
-        assert [b[0] for b in bids] == list(range(len(entry["bids"])))
-        assert [b[1] for b in bids] == entry["bids"]
-        assert [p[0] for p in plays] == list(range(len(entry["plays"])))
-        assert [p[1] for p in plays] == entry["plays"]
-        assert not any(b[2] for b in bids) and not any(p[2] for p in plays), "a clock ran out: someone was stuck"
+    moves = stack.sql(
+        "SELECT seq, round, kind, value, by_clock FROM games_move WHERE table_id = %s ORDER BY seq", (table_id,)
+    )
+    assert len({m[0] for m in moves}) == len(moves)
+    for (number, _result), entry in zip(rounds, record["rounds"]):
+        mine = [m for m in moves if m[1] == number]
+        assert [int(m[3]) for m in mine if m[2] == "b"] == entry["bids"]
+        assert [m[3] for m in mine if m[2] == "p"] == entry["plays"]
+    assert not any(m[4] for m in moves), "a clock ran out: someone was stuck"
 
 
 def check_chips(stack: Stack, table_id: int) -> None:

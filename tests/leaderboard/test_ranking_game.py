@@ -1,4 +1,4 @@
-"""Whole games through ``games.actions``: a staked quick game moves its players' rankings by exactly the
+"""Whole games through ``games.table.actions``: a staked quick game moves its players' rankings by exactly the
 chips the ledger moved; a private game and the bots never appear; the kept totals equal a rebuild."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from django.db.models import Sum
 from live.helpers import play_to_the_end
 
 from accounts.models import Entry
-from games import actions
 from games.models import Seat, Table
+from games.read.rankings import rebuild_ranking_totals
+from games.table import actions
 from leaderboard import scores
 from leaderboard.models import PeriodScore
 
@@ -58,7 +59,7 @@ def test_a_staked_quick_game_then_a_private_one(client, django_user_model):
         assert row.start == scores.period_start(row.period, table.finished_at)
     # bots never rank
     assert PeriodScore.objects.exclude(user=human).count() == 0
-    assert kept_totals() == scores.rebuild_totals()
+    assert kept_totals() == rebuild_ranking_totals()
 
     # A private game at 100 a seat, with bots, played to the end: it changes her chips, not her ranking.
     private = actions.do_create_private_table(human, 3, 100, True)
@@ -67,7 +68,7 @@ def test_a_staked_quick_game_then_a_private_one(client, django_user_model):
     assert private.status == Table.Status.FINISHED and not private.is_public
     assert Entry.objects.filter(transaction__table=private, account__user=human).exists()
     assert [(r.net, r.games) for r in PeriodScore.objects.filter(user=human)] == [(net, 1)] * 3
-    assert kept_totals() == scores.rebuild_totals()
+    assert kept_totals() == rebuild_ranking_totals()
 
     # The page shows her row with that net, signed, and her games and wins.
     from accounts.templatetags.chips import format_chips

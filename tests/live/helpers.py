@@ -99,13 +99,26 @@ class Player(BoardReader):
             await self.comm.disconnect()
 
 
+@database_sync_to_async
+def table_row(table_id: int) -> str:
+    """The table as the database has it: a board behind it means a push that never came (a change made
+    by another process, say), a board at it a step nobody played."""
+    from games.models import Table
+
+    row = Table.objects.filter(pk=table_id).values("seq", "status", "phase", "turn_seat", "due_at").first()
+    return f"the database has table {table_id} as {row}"
+
+
 async def wait_for(predicate: Any, player: Player, timeout: float = 10) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():
         left = end - loop.time()
         if left <= 0:
-            raise AssertionError("timed out waiting; last board:\n" + player.board[:3000])
+            raise AssertionError(
+                f"timed out waiting; {await table_row(player.table_id)}; last board (seq {player.seq}):\n"
+                + player.board[:3000]
+            )
         try:
             await player.receive(timeout=min(left, 1))
         except TimeoutError:
@@ -250,10 +263,10 @@ def person(name: str) -> Any:
 def play_to_the_end(table_id: int, max_steps: int = 5000) -> Any:
     """Every remaining move (synchronous): people play their default at once, bots (and seats left to the
     bot) when due — which is at once with ``POCHA_BOT_DELAY = 0``.  Returns the finished table."""
-    from games import actions
     from games.engine import default_action
     from games.engine.snapshot import load
     from games.models import Seat, Table
+    from games.table import actions
 
     for _ in range(max_steps):
         table = Table.objects.get(pk=table_id)
@@ -273,7 +286,7 @@ def seated_table(size: int, humans: int, *, prefix: str = "p") -> tuple[int, lis
     When every seat is a person, the last one sitting starts the game (no bots, no clock).
     Returns the table id and the users in seat order.
     """
-    from games import actions
+    from games.table import actions
 
     users = [person(f"{prefix}{i}") for i in range(humans)]
     table = actions.do_create_table(users[0], size)
@@ -284,7 +297,7 @@ def seated_table(size: int, humans: int, *, prefix: str = "p") -> tuple[int, lis
 
 def table_fingerprint(table_id: int) -> dict[str, Any]:
     """Everything a refused request must leave as it was (synchronous)."""
-    from games.models import Bid, Play, Round, Seat, Table, Trick
+    from games.models import Move, Round, Seat, Table
 
     table = Table.objects.get(pk=table_id)
     return {
@@ -294,18 +307,42 @@ def table_fingerprint(table_id: int) -> dict[str, Any]:
         "turn_seat": table.turn_seat,
         "round_number": table.round_number,
         "state": table.state,
-        "rounds": Round.objects.filter(table_id=table_id).count(),
-        "bids": Bid.objects.filter(round__table_id=table_id).count(),
-        "tricks": Trick.objects.filter(round__table_id=table_id).count(),
-        "plays": Play.objects.filter(round__table_id=table_id).count(),
+        "rounds": list(Round.objects.filter(table_id=table_id).values_list("number", "result")),
+        "moves": list(Move.objects.filter(table_id=table_id).values_list("seq", "seat", "kind", "value")),
         "seats": list(Seat.objects.filter(table_id=table_id).values_list("position", "user_id", "is_bot")),
-        "trumps": list(Round.objects.filter(table_id=table_id).values_list("number", "trump_suit")),
     }
 
 
+def check_the_log(table_id: int) -> dict[str, Any]:
+    """A finished game's log against everything derived from it (synchronous): its record replays through
+    the engine's checks to the totals the table's state reached move by move and the seats were settled
+    with, to every round's kept result, and the engine's own export of that replay is the record again; a
+    state rebuilt from the log is the table's state.  Returns the record."""
+    from games.engine import export_record, replay
+    from games.models import Move, Round, Seat, Table
+    from games.table import history
+
+    table = Table.objects.get(pk=table_id)
+    assert table.status == Table.Status.FINISHED
+    record = history.record(table)
+    assert record is not None
+    replayed = replay(record).game
+    assert replayed.is_over
+    assert replayed.totals == table.state["totals"]
+    assert replayed.totals == [s.final_total for s in Seat.objects.filter(table=table).order_by("position")]
+    kept = list(Round.objects.filter(table=table).order_by("number").values_list("result", flat=True))
+    assert kept == [r.as_json() for r in replayed.results]
+    assert export_record(replayed) == record
+    assert history.current_state(history.rebuild(table)) == table.state
+    decisions = sum(len(r["bids"]) + len(r["plays"]) + ("trump_suit" in r) for r in record["rounds"])
+    assert Move.objects.filter(table=table).count() == decisions
+    return record
+
+
 async def settle(tabs: list[Tab], table_id: int, quiet: float = 0.1) -> int:
-    """Wait until the table stops moving by itself (sockets opening count as changes) and every tab
-    shows its latest ``seq``; returns that seq."""
+    """Wait until the table stops moving by itself (sockets opening count as changes), every tab shows
+    its latest ``seq`` and no tab was sent anything for ``quiet`` seconds (a redraw at the same seq, such
+    as a new spectator's count, may still be on its way); returns that seq."""
     from games.models import Table
 
     def current() -> int:
@@ -315,8 +352,9 @@ async def settle(tabs: list[Tab], table_id: int, quiet: float = 0.1) -> int:
     while True:
         for tab in tabs:
             await tab.wait_for(lambda tab=tab: tab.seq >= seq)
+        sent = sum(len(tab.frames) for tab in tabs)
         await asyncio.sleep(quiet)
         now = await database_sync_to_async(current)()
-        if now == seq:
+        if now == seq and sum(len(tab.frames) for tab in tabs) == sent:
             return seq
         seq = now

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from games import watchers
 from games.models import Table
+from games.table.snapshot import spectator_count
 
 from .helpers import Tab, is_board
 
@@ -66,7 +66,7 @@ def talk_limits(settings: Any) -> Iterator[Any]:
 
 
 async def spectators(table_id: int) -> int:
-    return await database_sync_to_async(watchers.spectators)(table_id)
+    return await database_sync_to_async(spectator_count)(table_id)
 
 
 async def table_seq(table_id: int) -> int:

@@ -1,7 +1,7 @@
 import pytest
 
-from games import actions
 from games.models import Round, Table
+from games.table import actions
 
 pytestmark = pytest.mark.django_db
 

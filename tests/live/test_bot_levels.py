@@ -23,12 +23,15 @@ from django.db import connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
-from games import actions, presence, rematch, selectors, timers
 from games.engine import levels
 from games.engine.levels import DIFICIL, FACIL, NORMAL
+from games.live import presence, timers
 from games.models import Round, Seat, Table
+from games.read import board as board_view
+from games.table import actions
+from games.table.actions import rematch
 
-from .helpers import Player, make_user, person, play_to_the_end, table_fingerprint, wait_for
+from .helpers import Player, check_the_log, make_user, person, play_to_the_end, table_fingerprint, wait_for
 from .test_clock import fingerprint, make_due, manual_clock, past, seat_row, table_row  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,12 +75,12 @@ def bots_play_until(table_id: int, position: int) -> Table:
 def test_the_level_is_stored_and_every_bot_shows_it(manual_clock):
     table_id, host = started_table(DIFICIL, size=4)
     assert table_row(table_id).bot_level == DIFICIL
-    rendered = selectors.render_board(table_id, host.pk, "es")
+    rendered = board_view.render_board(table_id, host.pk, "es")
     assert rendered is not None
     html = rendered[1]
     assert html.count("bot · difícil") == 3, re.findall(r'<span class="tag bot-tag[^>]*>[^<]*</span>', html)
     assert html.count('data-bot-level="dificil"') == 3
-    english = selectors.render_board(table_id, host.pk, "en")
+    english = board_view.render_board(table_id, host.pk, "en")
     assert english is not None and english[1].count("bot · hard") == 3
     # and the table page itself
     client = Client()
@@ -91,7 +94,7 @@ def test_quick_and_open_tables_have_normal_bots(manual_clock):
     assert quick.bot_level == NORMAL
     assert actions.do_create_table(person("abierta"), 3).bot_level == NORMAL
     actions.do_start(quick.pk, Seat.objects.get(table=quick, position=0).user)
-    html = selectors.render_board(quick.pk, None, "es")[1]
+    html = board_view.render_board(quick.pk, None, "es")[1]
     assert html.count("bot · normal") == 3
 
 
@@ -363,24 +366,22 @@ async def test_the_timer_and_the_sweeper_finding_the_same_turn_think_once(manual
     assert (await database_sync_to_async(table_row)(table_id)).seq == seq + 1
 
 
-# -- a whole game: three difícil bots, one person, the loop answering throughout ---------------
+# -- a whole game: three difícil bots, one person, every thought off the event loop ------------------
 
 
 @pytest.mark.asyncio
-async def test_three_dificil_bots_and_a_person_play_a_whole_game_and_the_loop_never_waits(
-    settings, celery_clock_worker, commits_without_fsync, monkeypatch
+async def test_three_dificil_bots_and_a_person_play_a_whole_game_thinking_off_the_loop(
+    settings, celery_clock_worker, monkeypatch
 ):
+    """Every difícil decision of a whole game runs on a thread that is neither the event loop's nor the
+    socket path's database thread (a thought on the loop would stop every socket of the process while it
+    lasts); which thread ran each is recorded, not how late the loop was, which depends on the machine."""
     settings.POCHA_BOT_DELAY = 0.01
     decisions: list[tuple[str, int]] = []
-    thinking: list[float] = []  # each decision's seconds
 
     def watched(view: Any, level: str, **kwargs: Any) -> Any:
         decisions.append((level, threading.get_ident()))
-        start = time.perf_counter()
-        try:
-            return REAL_DECIDE(view, level, **kwargs)
-        finally:
-            thinking.append(time.perf_counter() - start)
+        return REAL_DECIDE(view, level, **kwargs)
 
     monkeypatch.setattr(levels, "decide", watched)
     loop_thread = threading.get_ident()
@@ -388,54 +389,24 @@ async def test_three_dificil_bots_and_a_person_play_a_whole_game_and_the_loop_ne
     user = await make_user("valiente")
     table = await database_sync_to_async(actions.do_create_private_table)(user, 4, 0, True, bot_level=DIFICIL)
 
-    worst = 0.0
-    pings = 0
-    over = asyncio.Event()
-
-    async def ping() -> None:
-        nonlocal worst, pings
-        while not over.is_set():
-            start = time.perf_counter()
-            await asyncio.sleep(0.02)
-            worst = max(worst, time.perf_counter() - start - 0.02)
-            pings += 1
-
-    # The objects the test process holds already (pytest, Django, earlier tests: some 10^5) are kept out
-    # of the collector's full passes, which otherwise stop every thread for ~0.1 s now and then.
-    gc.freeze()
-    pinger = asyncio.create_task(ping())
     player = Player(user, table.pk)
-    try:
-        assert await player.connect()
-        await player.send({"action": "start", "seq": player.seq})
-        await wait_for(lambda: "seat-score" in player.board, player)
-        assert player.board.count("bot · difícil") == 3
-        moves = 0
-        while 'class="ranking"' not in player.board:
-            options = player.game_moves()
-            if options:
-                await player.send(options[0])  # the first legal move offered
-                moves += 1
-            await wait_for(
-                lambda: player.game_moves() != options or 'class="ranking"' in player.board, player, timeout=60
-            )
-        await player.close()
-    finally:
-        over.set()
-        await pinger
-        gc.unfreeze()
+    assert await player.connect()
+    await player.send({"action": "start", "seq": player.seq})
+    await wait_for(lambda: "seat-score" in player.board, player)
+    assert player.board.count("bot · difícil") == 3
+    moves = 0
+    while 'class="ranking"' not in player.board:
+        options = player.game_moves()
+        if options:
+            await player.send(options[0])  # the first legal move offered
+            moves += 1
+        await wait_for(lambda: player.game_moves() != options or 'class="ranking"' in player.board, player, timeout=60)
+    await player.close()
 
     table = await database_sync_to_async(table_row)(table.pk)
     rounds = await database_sync_to_async(Round.objects.filter(table_id=table.pk).count)()
     assert table.status == Table.Status.FINISHED and rounds == 19 and moves > 19
-    assert pings > 100
-    # A thought on the loop would hold a ping up for as long as that thought: the worst lateness stays under
-    # the longest one (a bar that scales with the machine; a fixed 50 ms failed on a slow, busy one, at
-    # 55 ms against thoughts of up to 150 ms).
-    longest = max(thinking)
-    assert worst < longest, (
-        f"the event loop answered a ping {worst * 1000:.0f} ms late (thoughts up to {longest * 1000:.0f} ms)"
-    )
+    await database_sync_to_async(check_the_log)(table.pk)  # the log replays to the stored totals
     # every bot decision was difícil, made through the due path, off the loop (and off the DB thread)
     assert decisions and {level for level, _thread in decisions} == {DIFICIL}
     thinking_threads = {thread for _level, thread in decisions}

@@ -1,4 +1,4 @@
-"""Load shedding (``games.capacity``): a server process past what it can serve refuses new tables and quick
+"""Load shedding (``games.live.capacity``): a server process past what it can serve refuses new tables and quick
 play with «Sala llena» (HTTP 503, ``Retry-After``), while sitting at a table that exists and every running
 game go on; it is full once its loop lag or its database wait passes the limit, and free again only once
 both are back under half of it (hysteresis); its own watcher measures the loop for real.
@@ -23,13 +23,13 @@ from django.test import Client
 from accounts import ledger
 from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
-from games import actions, capacity, timers
-from games.models import Bid as BidRow
-from games.models import Seat, Table
+from games.live import capacity, timers
+from games.models import Move, Seat, Table
+from games.table import actions
 
 from .helpers import Tab, person, seated_table, settle
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 FULL = "Sala llena"
 RETRY_AFTER = 7  # not the default (10): the header must come from the setting
@@ -169,14 +169,16 @@ async def test_a_running_game_goes_on_over_the_socket_while_full(
         seq = await settle([mover], table_id)
         moves = mover.game_moves()
         assert moves, "the seat to move is offered no move"
-        bids = await database_sync_to_async(BidRow.objects.filter(round__table_id=table_id).count)()
+        bids = await database_sync_to_async(Move.objects.filter(table_id=table_id, kind=Move.Kind.BID).count)()
 
         await mover.send(moves[0])
         await mover.wait_for(lambda: mover.seq > seq)
 
         after = await database_sync_to_async(Table.objects.get)(pk=table_id)
         assert after.seq > seq and after.turn_seat != table.turn_seat
-        assert await database_sync_to_async(BidRow.objects.filter(round__table_id=table_id).count)() == bids + 1
+        assert (
+            await database_sync_to_async(Move.objects.filter(table_id=table_id, kind=Move.Kind.BID).count)() == bids + 1
+        )
         assert not mover.flashes(), mover.flashes()
         assert capacity.is_full()  # the move went through while the process was full
     finally:

@@ -1,7 +1,7 @@
 """Chips under concurrent requests: whatever lands at the same moment, no chip is created, lost or
 moved twice.
 
-The same harness as ``test_races``: threads call the real ``games.actions`` and ``accounts.ledger``
+The same harness as ``test_races``: threads call the real ``games.table.actions`` and ``accounts.ledger``
 functions, each on its own database connection, released together by a ``threading.Barrier``.  On
 PostgreSQL the rows' locks (the table's, then the accounts' in id order) serialise them; on SQLite
 the write lock taken when each transaction begins does.  After every race the books are audited
@@ -23,11 +23,12 @@ from django.utils import timezone
 from accounts import ledger
 from accounts.models import Account, Entry
 from accounts.models import Transaction as LedgerTransaction
-from games import actions, timers
 from games.engine import Phase, default_action
 from games.engine.snapshot import load
-from games.models import Play as PlayRow
-from games.models import Round, Seat, Table
+from games.live import timers
+from games.models import Move, Round, Seat, Table
+from games.table import actions
+from games.table.actions import lifecycle
 
 from .helpers import person
 from .test_races import race
@@ -287,7 +288,6 @@ def check_paid_once(table_id: int, users: list[Any], stake: int) -> dict[int, in
     return shares
 
 
-@pytest.mark.usefixtures("commits_without_fsync")
 def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     """The last person's card and the clock's default for it (the deadline just passed) land together:
     one of them ends the game, and the pot is paid once."""
@@ -295,7 +295,7 @@ def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     table, users, last = staked_game_at_its_last_move(stake)
     mover = users[table.turn_seat]
     seq = table.seq
-    plays_before = PlayRow.objects.filter(round__table_id=table.pk).count()
+    plays_before = Move.objects.filter(table_id=table.pk, kind=Move.Kind.PLAY).count()
     # The person's clock ran out a second ago, so the due step is eligible too (and plays by the clock).
     past = timezone.now() - timedelta(seconds=1)
     Table.objects.filter(pk=table.pk).update(turn_deadline=past, due_at=past)
@@ -309,7 +309,7 @@ def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     else:  # the clock played it: the card was refused as stale, or as late (the deadline had passed)
         assert action_result[1].code in ("stale", "late") and due_result[0] == "ok", results
     assert Table.objects.get(pk=table.pk).seq == seq + 1
-    assert PlayRow.objects.filter(round__table_id=table.pk).count() == plays_before + 1
+    assert Move.objects.filter(table_id=table.pk, kind=Move.Kind.PLAY).count() == plays_before + 1
     shares = check_paid_once(table.pk, users, stake)
 
     # The end processed again, by hand, under the table's lock: nothing moves.
@@ -317,7 +317,7 @@ def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     balances_before = dict(Account.objects.values_list("pk", "balance"))
     with transaction.atomic():
         locked = Table.objects.select_for_update().get(pk=table.pk)
-        fields = actions._on_finish(locked, load(locked.state))
+        fields = lifecycle.on_finish(locked, load(locked.state))
     assert fields["status"] == Table.Status.FINISHED
     assert LedgerTransaction.objects.count() == transactions_before
     assert dict(Account.objects.values_list("pk", "balance")) == balances_before
@@ -331,7 +331,6 @@ def test_the_last_card_and_its_clock_at_once_pay_the_pot_once() -> None:
     assert dict(Account.objects.values_list("pk", "balance")) == balances_before
 
 
-@pytest.mark.usefixtures("commits_without_fsync")
 def test_the_last_card_from_two_tabs_and_two_timers_at_once_pay_the_pot_once() -> None:
     """Four ways in at the same moment for the game's last card (two tabs, the timer, the sweeper)."""
     stake = 100
@@ -353,7 +352,6 @@ def test_the_last_card_from_two_tabs_and_two_timers_at_once_pay_the_pot_once() -
     check_paid_once(table.pk, users, stake)
 
 
-@pytest.mark.usefixtures("commits_without_fsync")
 def test_the_last_step_of_a_game_with_bots_run_twice_at_once_pays_the_pot_once(settings: Any) -> None:
     """One person and two bots (staked by the house): the last move's due step fired twice (the timer and
     the sweeper), or the person's card against the clock's; the bots' shares go to the house, once."""

@@ -37,14 +37,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.server import Daphne, sqlite_site
 
 from accounts.ledger import WELCOME_CHIPS as WELCOME
-from games.actions import split_pot
 from games.engine.snapshot import load
-from games.timers import SWEEP_SECONDS
+from games.live.timers import SWEEP_SECONDS
+from games.table.actions import split_pot
 
 from .test_chips_races import is_last_move
-from .test_restart import PASSWORD, Browser, Server, TableTab
+from .test_restart import PASSWORD, Browser, TableTab
 
 PLAYERS = ("ana", "bea", "cris")
 STAKE = 100
@@ -59,7 +60,7 @@ class LastCard:
     cookies: dict[str, str]
 
 
-def browser_of(server: Server, cookie: str) -> Browser:
+def browser_of(server: Daphne, cookie: str) -> Browser:
     """A browser already signed in (a session cookie from the file the server runs on)."""
     browser = Browser(server)
     browser.jar.set_cookie(
@@ -90,7 +91,7 @@ def at_the_last_card(tmp_path_factory: pytest.TempPathFactory) -> LastCard:
     """Once per module: a migrated file with the three players, a server that opens the table, seats them
     and plays the game over their sockets up to its last card, and is then killed (SIGKILL) with that card
     still to play.  Each test starts its own server on a copy of the file."""
-    setup = Server(tmp_path_factory.mktemp("chips-last-card"))
+    setup = sqlite_site(tmp_path_factory.mktemp("chips-last-card"))
     setup.manage("migrate", "--no-input")
     setup.manage(
         "shell",
@@ -121,7 +122,7 @@ def at_the_last_card(tmp_path_factory: pytest.TempPathFactory) -> LastCard:
 @pytest.fixture
 def server(tmp_path: Path, at_the_last_card: LastCard) -> Any:
     """A server of its own on a copy of the file at the last card (the journal too, should there be one)."""
-    server = Server(tmp_path)
+    server = sqlite_site(tmp_path)
     for part in at_the_last_card.database.parent.glob(at_the_last_card.database.name + "*"):
         shutil.copyfile(part, server.database.with_name(part.name))
     try:
@@ -158,7 +159,7 @@ def pot_balance(database: Path, table_id: int) -> int | None:
     return rows[0][0] if rows else None
 
 
-async def sit_three_and_play_to_the_last_card(server: Server) -> tuple[int, list[TableTab]]:
+async def sit_three_and_play_to_the_last_card(server: Daphne) -> tuple[int, list[TableTab]]:
     """Three browsers: the first opens a 100-chip 3-seat table, the others sit (the last seat starts the
     game), and they play over their sockets until one card is left in the game."""
     browsers = [Browser(server) for _ in PLAYERS]
@@ -221,7 +222,7 @@ def check_the_books(database: Path, table_id: int) -> None:
     # every card of the game stored once: no card lost or played twice around the kill
     plays = query(
         database,
-        "SELECT COUNT(*) FROM games_play p JOIN games_round r ON r.id = p.round_id WHERE r.table_id = ?",
+        "SELECT COUNT(*) FROM games_move WHERE table_id = ? AND kind = 'p'",
         table_id,
     )[0][0]
     assert plays == len(PLAYERS) * sum(spec.cards for spec in game.schedule), plays
@@ -291,7 +292,7 @@ def check_the_books(database: Path, table_id: int) -> None:
 
 @pytest.mark.parametrize("kill", ["unsent", "sent", "sent+10ms", "sent+25ms", "landed"])
 async def test_server_killed_at_the_last_card_pays_the_pot_once(
-    server: Server, at_the_last_card: LastCard, kill: str
+    server: Daphne, at_the_last_card: LastCard, kill: str
 ) -> None:
     table_id, seq = at_the_last_card.table_id, at_the_last_card.seq
     status, stored_seq, _state = table_row(server.database, table_id)

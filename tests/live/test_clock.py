@@ -2,7 +2,7 @@
 
 Most tests hold the clock in their hands (``manual_clock``: nothing is armed, the in-process loop
 is not bound) and move ``Table.due_at`` / ``turn_deadline`` into the past before calling
-``actions.do_due`` or ``timers.sweep`` themselves, so nothing sleeps and nothing else moves the
+``actions.do_due`` or ``actions.sweep`` themselves, so nothing sleeps and nothing else moves the
 table behind their back.  The tests marked "real clock" let the clock of the mode run the table:
 the in-process loop, or a Celery worker over Redis in services mode (and, last, a Celery worker
 with beat in a separate process).
@@ -32,14 +32,16 @@ from django.contrib.auth import get_user_model
 from django.db import connections
 from django.utils import timezone
 
-from games import actions, selectors, timers
-from games.engine import default_action, export_record, replay
+from games.engine import default_action
 from games.engine.snapshot import load
-from games.models import Bid, Round, Seat, Table
-from games.models import Play as PlayRow
+from games.live import loop as server_loop
+from games.live import timers
+from games.models import Move, Round, Seat, Table
+from games.read import board as board_view
+from games.table import actions
 from pocha_site.asgi import application
 
-from .helpers import SEQ, BoardReader, session_cookie
+from .helpers import SEQ, BoardReader, check_the_log, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,7 +58,7 @@ def manual_clock(monkeypatch, settings) -> list[tuple[int, int, Any]]:
     and the ASGI application does not start the in-process clock.  Returns the armed steps."""
     armed: list[tuple[int, int, Any]] = []
     monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: armed.append((table_id, seq, due)))
-    monkeypatch.setattr(timers, "bind_loop", lambda: None)
+    monkeypatch.setattr(server_loop, "bind_loop", lambda: None)
     settings.POCHA_BOT_DELAY = 0
     return armed
 
@@ -113,14 +115,16 @@ def advance_to(table_id: int, position: int, limit: int = 400) -> Table:
 
 
 def moves(table_id: int) -> dict[tuple[str, int, int], tuple[int | None, bool, bool | None]]:
-    """Every decision recorded at the table: (kind, round, index) -> (seat, by_clock, by_bot)."""
+    """Every decision in the table's log: (kind, round, index among the round's of that kind) -> (seat,
+    by_clock, by_bot)."""
+    kinds = {Move.Kind.BID: "bid", Move.Kind.TRUMP: "trump", Move.Kind.PLAY: "play"}
     found: dict[tuple[str, int, int], tuple[int | None, bool, bool | None]] = {}
-    for bid in Bid.objects.filter(round__table_id=table_id).select_related("round"):
-        found[("bid", bid.round.number, bid.index)] = (bid.seat, bid.by_clock, bid.by_bot)
-    for play in PlayRow.objects.filter(round__table_id=table_id).select_related("round"):
-        found[("play", play.round.number, play.index)] = (play.seat, play.by_clock, play.by_bot)
-    for round_row in Round.objects.filter(table_id=table_id, trump_card__isnull=True, trump_suit__isnull=False):
-        found[("trump", round_row.number, 0)] = (round_row.auction_winner, round_row.trump_by_clock, None)
+    counted: dict[tuple[str, int], int] = {}
+    for move in Move.objects.filter(table_id=table_id).order_by("seq"):
+        kind = kinds[move.kind]
+        index = counted.get((kind, move.round), 0)
+        counted[(kind, move.round)] = index + 1
+        found[(kind, move.round, index)] = (move.seat, move.by_clock, move.by_bot)
     return found
 
 
@@ -173,7 +177,7 @@ def test_expired_turn_is_played_once_by_the_clock(manual_clock, late):
     manual_clock.clear()
 
     changed = actions.do_due(table_id, seq)
-    assert changed == actions.Changed(table_id, seq + 1)
+    assert changed == actions.TableChanged(table_id, seq + 1)
     assert actions.do_due(table_id, seq) is None  # the duplicate task
     assert actions.do_due(table_id, seq) is None  # and a very late one
 
@@ -247,13 +251,13 @@ def test_move_at_the_deadline_races_the_clock(manual_clock):
 
         person, clock = race(table_id, user, action, seq)
 
-        person_won = isinstance(person, actions.Changed)
-        clock_won = isinstance(clock, actions.Changed)
+        person_won = isinstance(person, actions.TableChanged)
+        clock_won = isinstance(clock, actions.TableChanged)
         assert person_won != clock_won, (person, clock)
         if person_won:
-            assert person == actions.Changed(table_id, seq + 1) and clock is None
+            assert person == actions.TableChanged(table_id, seq + 1) and clock is None
         else:
-            assert clock == actions.Changed(table_id, seq + 1)
+            assert clock == actions.TableChanged(table_id, seq + 1)
             # stale if the clock got in first; late if the move got the lock first (the deadline has passed)
             assert isinstance(person, actions.ActionError) and person.code in ("stale", "late") and person.resync
         played = new_moves(before, moves(table_id))
@@ -279,21 +283,21 @@ def test_sweeper_plays_a_turn_whose_timer_was_lost(manual_clock, settings):
     before, untouched = moves(table_id), fingerprint(waiting_id)
     manual_clock.clear()
 
-    assert timers.sweep() == 1
+    assert actions.sweep() == 1
     played = new_moves(before, moves(table_id))
     assert list(played.values()) == [(0, True, False)]
     assert table_row(table_id).seq == seq + 1
     assert fingerprint(waiting_id) == untouched
     assert [armed[:2] for armed in manual_clock] == [(table_id, seq + 1)]
 
-    assert timers.sweep() == 0  # nothing else is due yet
+    assert actions.sweep() == 0  # nothing else is due yet
     assert table_row(table_id).seq == seq + 1
 
     # a bot's lost step is caught the same way
     table = table_row(table_id)
     assert seat_row(table_id, table.turn_seat).is_bot
     make_due(table_id)
-    assert timers.sweep() == 1
+    assert actions.sweep() == 1
     (bot_move,) = new_moves(played | before, moves(table_id)).values()
     assert bot_move[0] == table.turn_seat and bot_move[1] is False and bot_move[2] in (True, None)
 
@@ -504,11 +508,8 @@ async def play_until_turn(table_id: int, position: int, people: dict[int, Browse
 
 
 def rows_since(table_id: int, position: int, since: Any) -> list[Any]:
-    """The Bid and Play rows of ``position`` recorded at or after ``since``."""
-    return [
-        *Bid.objects.filter(round__table_id=table_id, seat=position, created_at__gte=since),
-        *PlayRow.objects.filter(round__table_id=table_id, seat=position, created_at__gte=since),
-    ]
+    """The moves of ``position`` in the table's log made at or after ``since``."""
+    return list(Move.objects.filter(table_id=table_id, seat=position, made_at__gte=since))
 
 
 CLOCK_TAG = re.compile(r'<span class="clock"[^>]*>.*?</span>', re.S)
@@ -525,10 +526,13 @@ def without_countdown(board: str) -> str:
 async def test_back_frame_over_the_socket_gives_the_seat_back(manual_clock, settings):
     settings.POCHA_BOT_DELAY = 0.5
     table_id, (user,) = await db(new_table)
-    await db(go_away, table_id)
     tab = Browser(user, table_id)
     await tab.open()
     try:
+        # Away while her page stays open (a socket arriving would give her the seat back by itself:
+        # tests/live/test_coming_back.py).
+        await tab.wait(lambda: bool(tab.board), "the first board")
+        await db(go_away, table_id)
         await tab.wait(lambda: "away-line" in tab.board, "the away line")
         assert "El bot está jugando por ti." in tab.board and '"action": "back"' in tab.board
         seq = (await db(table_row, table_id)).seq
@@ -583,8 +587,14 @@ async def test_dropped_player_bot_takes_over_after_grace_and_hands_back(settings
         # Her socket closes.  Not awaited here: on Python 3.11 the Redis layer can lose the cancellation
         # of a consumer's pending receive, and the test communicator then waits out its timeout.
         closed = asyncio.get_running_loop().create_task(tab_a.close())
+        # The seat is written first, then the table's due step moves (a moment later): wait for both.
         seat, table = await eventually(
-            lambda: (s := seat_row(table_id, 0)).sockets == 0 and (s, table_row(table_id)), "ana's socket to count"
+            lambda: (
+                (s := seat_row(table_id, 0)).sockets == 0
+                and ((t := table_row(table_id)).seq != seq or t.due_at != t.turn_deadline)
+                and (s, t)
+            ),
+            "ana's socket to count and her grace to start",
         )
         assert seat.disconnected_at is not None and seat.disconnected_at >= closing
         assert table.turn_seat == 0 and table.seq == seq, "the grace ran out before the test could look"
@@ -599,7 +609,7 @@ async def test_dropped_player_bot_takes_over_after_grace_and_hands_back(settings
         )
         (bot_move,) = await db(rows_since, table_id, 0, seat.disconnected_at)
         assert bot_move.by_bot and not bot_move.by_clock
-        assert bot_move.created_at >= seat.disconnected_at + timedelta(seconds=grace)
+        assert bot_move.made_at >= seat.disconnected_at + timedelta(seconds=grace)
 
         # the table moves on by itself until bea has to decide (or ana again, with the bot at once)
         await eventually(lambda: table_row(table_id).turn_seat == 1, "bea's turn")
@@ -614,7 +624,7 @@ async def test_dropped_player_bot_takes_over_after_grace_and_hands_back(settings
             lambda: reconnected.seq == table.seq and "juega el bot por ana" not in reconnected.board,
             "ana's page after reconnecting",
         )
-        fresh = await db(selectors.render_board, table_id, ana.pk, "es")
+        fresh = await db(board_view.render_board, table_id, ana.pk, "es")
         assert fresh[0] == table.seq == (await db(table_row, table_id)).seq
         assert without_countdown(reconnected.board) == without_countdown(fresh[1])
         await tab_b.wait(lambda: "juega el bot por ana" not in tab_b.board, "bea to see ana back")
@@ -649,24 +659,13 @@ def assert_finished_and_consistent(table_id: int, humans: int) -> None:
     table = table_row(table_id)
     assert table.status == Table.Status.FINISHED
     assert table.due_at is None and table.turn_deadline is None
-    game = load(table.state)
-    assert game.is_over
-    record = export_record(game)
-    replayed = replay(json.loads(json.dumps(record)))
-    assert replayed.game.is_over and replayed.game.totals == game.totals
-    rounds = list(Round.objects.filter(table_id=table_id))
-    assert len(rounds) == len(game.schedule) == len(record["rounds"])
-    assert [sum(r.points[p] for r in rounds) for p in range(table.size)] == list(game.totals)
-    for row, entry in zip(rounds, record["rounds"]):
-        assert [b.amount for b in row.bids.all()] == entry["bids"]
-        assert [b.index for b in row.bids.all()] == list(range(len(entry["bids"])))
-        assert [p.card for p in row.plays.all()] == entry["plays"]
-        assert [p.index for p in row.plays.all()] == list(range(len(entry["plays"])))
+    record = check_the_log(table_id)
+    assert len(record["rounds"]) == Round.objects.filter(table_id=table_id).count()
     decisions = moves(table_id)
     for position in range(humans):
         theirs = [value for value in decisions.values() if value[0] == position]
-        # every bid and card of theirs was the clock's or the bot's (a trump choice has no by_bot flag)
-        assert theirs and all(by_clock or by_bot or by_bot is None for _seat, by_clock, by_bot in theirs), theirs
+        # every bid, trump choice and card of theirs was the clock's or the bot's
+        assert theirs and all(by_clock or by_bot for _seat, by_clock, by_bot in theirs), theirs
         assert any(by_bot for _seat, _clock, by_bot in theirs)
         # two clock-played turns in a row, then the bot at once for the rest of the game
         assert sum(1 for _seat, by_clock, _bot in theirs if by_clock) == 2
@@ -680,7 +679,7 @@ def test_idle_people_game_finishes_by_the_sweeper_alone(manual_clock, humans):
     for _sweep in range(3000):
         if table_row(table_id).status == Table.Status.FINISHED:
             break
-        if timers.sweep() == 0:
+        if actions.sweep() == 0:
             time.sleep(0.001)
     assert_finished_and_consistent(table_id, humans)
     assert manual_clock and all(a[0] == table_id for a in manual_clock)
@@ -691,7 +690,7 @@ async def test_idle_person_game_finishes_on_the_real_clock(settings, celery_cloc
     """The in-process loop (or the Celery worker in services mode) drives every step of the game."""
     settings.POCHA_BOT_DELAY = 0
     if not settings.POCHA_CELERY_CLOCK:
-        timers.bind_loop()  # as the ASGI application does on its first request
+        server_loop.bind_loop()  # as the ASGI application does on its first request
     table_id, _users = await db(new_table, 3, 1, bid_seconds=1, card_seconds=0, trump_seconds=0)
     await eventually(
         lambda: table_row(table_id).status == Table.Status.FINISHED, "the game to finish", timeout=120, every=0.2
@@ -799,7 +798,7 @@ async def test_services_expired_turn_is_played_by_the_worker_and_seen_by_the_cli
         assert table.seq == seq and table.turn_seat == 0 and table.phase == "bidding"
         assert table.turn_deadline is not None and table.due_at == table.turn_deadline
         await tab.wait(lambda: tab.seq > seq, "the clock to play her turn", timeout=20)
-        bid = await db(lambda: Bid.objects.get(round__table_id=table_id, seat=0))
+        bid = await db(lambda: Move.objects.get(table_id=table_id, seat=0, kind=Move.Kind.BID))
         assert bid.by_clock and not bid.by_bot, celery_worker_with_beat.log[-5000:]
         seat = await db(seat_row, table_id, 0)
         assert seat.timeouts == 1

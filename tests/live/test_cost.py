@@ -7,10 +7,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import actions, selectors
 from games.engine import Play, default_action
 from games.models import Table
-from games.selectors import game_state
+from games.read import board as board_view
+from games.table import actions
+from games.table.snapshot import game_state
 
 pytestmark = pytest.mark.django_db
 
@@ -53,11 +54,11 @@ def test_every_move_is_a_handful_of_queries_all_game_long(started_table):
 def test_rendering_a_seat_costs_the_same_at_the_start_and_at_the_end(started_table):
     table, user = started_table
     with CaptureQueriesContext(connection) as first:
-        seq, html = selectors.render_board(table.pk, user.pk, "es")
+        seq, html = board_view.render_board(table.pk, user.pk, "es")
     while Table.objects.get(pk=table.pk).status == Table.Status.PLAYING:
         advance(table.pk, user)
     with CaptureQueriesContext(connection) as last:
-        _, final_html = selectors.render_board(table.pk, user.pk, "es")
+        _, final_html = board_view.render_board(table.pk, user.pk, "es")
     # The table, its seats and how many watch.  The finished board also redraws the header's chip
     # count (the pot has just been paid) and looks for a rematch: one read each.
     assert len(first) <= 3 and len(last) == len(first) + 2, (len(first), len(last))
@@ -70,9 +71,8 @@ TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE SAVEPOINT", "ROL
 
 
 def test_a_card_inside_a_trick_is_five_statements(started_table):
-    """A person's card that neither opens nor closes a trick: the table's lock, their seat, the play's
-    insert (its round and trick by subquery, not read first), the seats and spectators for the push, the
-    table's update — and nothing else."""
+    """A person's card that neither opens nor closes a trick: the table's lock, their seat, the move's row in
+    the game's log, the seats and spectators for the push, the table's update — and nothing else."""
     table, user = started_table
     seen = 0
     while seen < 5 and Table.objects.get(pk=table.pk).status == Table.Status.PLAYING:
@@ -83,8 +83,8 @@ def test_a_card_inside_a_trick_is_five_statements(started_table):
             with CaptureQueriesContext(connection) as queries:
                 actions.do_action(current.pk, user, action, current.seq)
             statements = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(TRANSACTION_CONTROL)]
-            kinds = [sql.split()[0] + (" play" if '"games_play"' in sql.split("(")[0] else "") for sql in statements]
-            assert kinds == ["SELECT", "SELECT", "INSERT play", "SELECT", "UPDATE"], statements
+            kinds = [sql.split()[0] + (" move" if "games_move" in sql.split("(")[0] else "") for sql in statements]
+            assert kinds == ["SELECT", "SELECT", "INSERT move", "SELECT", "UPDATE"], statements
             assert "FOR UPDATE" in statements[0] or connection.vendor == "sqlite"
             seen += 1
         else:

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from games import actions, timers
 from games.engine import Phase, default_action
 from games.engine.snapshot import load
+from games.live import timers
+from games.live.tasks import run_due
 from games.models import Seat, Table
-from games.tasks import run_due
+from games.table import actions
 
 from .helpers import seated_table
 

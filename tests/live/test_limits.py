@@ -27,13 +27,14 @@ from django.utils import timezone
 from accounts import ledger
 from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
-from games import actions, rematch, timers
 from games.engine import default_action
 from games.engine.snapshot import load
-from games.models import Bid as BidRow
-from games.models import Play as PlayRow
-from games.models import Round, Seat, Table
-from games.views import open_tables
+from games.live import loop as server_loop
+from games.live import timers
+from games.models import Move, Seat, Table
+from games.table import actions
+from games.table.actions import rematch
+from games.web.views import open_tables
 
 from .helpers import Tab, is_board, person, play_to_the_end, settle, table_fingerprint
 
@@ -48,7 +49,7 @@ def manual_clock(monkeypatch, settings) -> list[tuple[int, int, Any]]:
     """Nothing runs due steps but the test (``timers.arm`` only records); bots move at once."""
     armed: list[tuple[int, int, Any]] = []
     monkeypatch.setattr(timers, "arm", lambda table_id, seq, due, **_kw: armed.append((table_id, seq, due)))
-    monkeypatch.setattr(timers, "bind_loop", lambda: None)
+    monkeypatch.setattr(server_loop, "bind_loop", lambda: None)
     settings.POCHA_BOT_DELAY = 0
     return armed
 
@@ -129,7 +130,7 @@ def test_eight_quick_plays_at_once_from_one_person_give_one_table(waiting: int) 
         books_balance()
         # (start the shared table so the next round finds nobody waiting)
         Table.objects.filter(status=Table.Status.WAITING).update(due_at=timezone.now() - timedelta(seconds=1))
-        timers.sweep()
+        actions.sweep()
 
 
 def test_quick_play_create_and_sit_at_once_from_one_person_give_one_seat() -> None:
@@ -170,7 +171,8 @@ import django
 django.setup()
 from django.contrib.auth import get_user_model
 from django.db import connection
-from games import actions, timers
+from games.table import actions
+from games.live import timers
 timers.arm = lambda *args, **kwargs: None  # the parent test runs the clock
 user = get_user_model().objects.get(pk=int(sys.argv[2]))
 threads = int(sys.argv[3])
@@ -246,7 +248,7 @@ def test_quick_plays_at_once_from_two_processes_give_one_table() -> None:
         assert ledger.balance(someone.pk) == WELCOME - 500
         books_balance()
         Table.objects.filter(pk=waiting.pk).update(due_at=timezone.now() - timedelta(seconds=1))
-        timers.sweep()  # bots fill it: the next round starts with no table waiting
+        actions.sweep()  # bots fill it: the next round starts with no table waiting
 
 
 # -- one live table per person: the rules -------------------------------------------------------------
@@ -361,13 +363,13 @@ def test_a_waiting_table_nobody_starts_is_called_off_with_every_stake_back(publi
     table.refresh_from_db()
     ttl = timedelta(seconds=settings.POCHA_WAITING_TTL)
     assert table.fill_at is None and before_create + ttl <= table.due_at <= timezone.now() + ttl
-    assert timers.sweep() == 0 and Table.objects.get(pk=table.pk).status == Table.Status.WAITING  # not yet
+    assert actions.sweep() == 0 and Table.objects.get(pk=table.pk).status == Table.Status.WAITING  # not yet
     assert ledger.balance(host.pk) == ledger.balance(guest.pk) == WELCOME - 500
     # the time is up: the sweeper (or the timer) calls it off, every stake goes back, in one step
     Table.objects.filter(pk=table.pk).update(due_at=timezone.now() - timedelta(seconds=1))
     if public:
         assert table.pk not in [row["table"].pk for row in open_tables(None)]  # (gone from the list at once)
-    assert timers.sweep() == 1
+    assert actions.sweep() == 1
     table.refresh_from_db()
     assert table.status == Table.Status.CANCELLED and table.due_at is None and table.fill_at is None
     assert ledger.balance(host.pk) == ledger.balance(guest.pk) == WELCOME
@@ -388,7 +390,7 @@ def test_the_waiting_limit_is_the_setting_and_quick_tables_keep_their_bots(setti
     quick = actions.do_quick_play(person("rapido"), 3)
     quick.refresh_from_db()
     assert quick.due_at == quick.fill_at is not None  # bots fill a quick table at its fill_at
-    assert timers.sweep() == 1  # (only the other one is due)
+    assert actions.sweep() == 1  # (only the other one is due)
     assert Table.objects.get(pk=table.pk).status == Table.Status.CANCELLED
     assert Table.objects.get(pk=quick.pk).status == Table.Status.WAITING
     books_balance()
@@ -446,11 +448,7 @@ def test_a_move_after_the_deadline_is_refused_and_the_clock_plays_it() -> None:
 
 def by_clock(table_id: int) -> int:
     """How many decisions the clock has made at the table (bids, trumps and cards)."""
-    return (
-        BidRow.objects.filter(round__table_id=table_id, by_clock=True).count()
-        + PlayRow.objects.filter(round__table_id=table_id, by_clock=True).count()
-        + Round.objects.filter(table_id=table_id, trump_by_clock=True).count()
-    )
+    return Move.objects.filter(table_id=table_id, by_clock=True).count()
 
 
 async def test_a_late_move_over_the_socket_redraws_the_table_and_says_why() -> None:

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from games import actions
 from games.models import Seat, Table
+from games.table import actions
 
 pytestmark = pytest.mark.django_db
 

@@ -5,24 +5,28 @@ for a person says so only when it really does, and afterwards what it did."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
-from games import actions, presence, selectors
 from games.engine import Bid, Play, default_action
 from games.engine.snapshot import load
-from games.models import Round, Table
+from games.live import presence
+from games.models import Round, Seat, Table
+from games.read import board as board_view
+from games.table import actions
 
+from .helpers import check_the_log
 from .test_clock import advance_to, make_due, manual_clock, new_table, seat_row, table_row  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def board(table_id: int, user: Any) -> str:
-    rendered = selectors.render_board(table_id, user.pk, "es")
+    rendered = board_view.render_board(table_id, user.pk, "es")
     assert rendered is not None
     return rendered[1]
 
@@ -141,6 +145,7 @@ def test_a_whole_game_with_the_pauses_plays_out_and_replays(manual_clock, settin
     client.force_login(user)
     record = client.get(f"/mesa/{table_id}/partida.json")
     assert record.status_code == 200, record.status_code
+    assert json.loads(record.content) == check_the_log(table_id)  # the log replays to the stored totals
 
 
 # -- the banner: the bot plays for you only when it really does ------------------------------
@@ -168,6 +173,9 @@ def test_one_timeout_is_not_away_but_says_what_the_clock_did(manual_clock):
 
 def test_away_then_back_says_what_the_bot_did(manual_clock):
     table_id, (user,) = new_table(3, 1, prefix="away")
+    # Her page stays open (a socket counted) while her clock runs out: away with «Vuelvo».  (A page opened
+    # after being gone gives the seat back by itself: tests/live/test_coming_back.py.)
+    Seat.objects.filter(table_id=table_id, position=0).update(sockets=1)
     for _ in range(2):  # two turns run out: away
         advance_to(table_id, 0)
         assert actions.do_due(table_id, make_due(table_id, expire_turn=True)) is not None
@@ -193,12 +201,29 @@ def test_away_then_back_says_what_the_bot_did(manual_clock):
 
 def test_the_summary_reads_well() -> None:
     assert (
-        selectors.bot_summary([{"bid": 2}, {"play": "1o"}, {"play": "3c"}, {"play": "7e"}], "es")
+        board_view.bot_summary([{"bid": 2}, {"play": "1o"}, {"play": "3c"}, {"play": "7e"}], "es")
         == "Mientras no estabas, el bot pidió 2 y jugó 3 cartas por ti."
     )
-    assert selectors.bot_summary([{"play": "1o"}], "es") == "Mientras no estabas, el bot jugó 1 carta por ti."
+    assert board_view.bot_summary([{"play": "1o"}], "es") == "Mientras no estabas, el bot jugó 1 carta por ti."
     assert (
-        selectors.bot_summary([{"bid": 1}, {"trump": "c"}, {"play": "1o"}], "es")
+        board_view.bot_summary([{"bid": 1}, {"trump": "c"}, {"play": "1o"}], "es")
         == "Mientras no estabas, el bot pidió 1, eligió copas de triunfo y jugó 1 carta por ti."
     )
-    assert selectors.bot_summary([], "es") == ""
+    assert board_view.bot_summary([], "es") == ""
+
+
+def test_a_dropped_persons_bot_waits_for_the_tricks_pause_too(manual_clock, settings):
+    """Her grace is long over when a trick completes before her lead: the bot plays for her only after
+    the trick has been held up, as it would for anyone."""
+    settings.POCHA_TRICK_PAUSE = 3.0
+    settings.POCHA_DISCONNECT_GRACE = 1.0
+    table_id, (user,) = new_table(4, 1, prefix="pausa-ida")
+    gone = timezone.now() - timedelta(minutes=5)
+    Seat.objects.filter(table_id=table_id, user=user).update(sockets=0, disconnected_at=gone)
+    for _ in range(60):
+        table = play_until_a_trick_completes(table_id, user)
+        if not seat_row(table_id, table.turn_seat).is_bot:  # she leads the next trick
+            assert table.due_at >= timezone.now() + timedelta(seconds=2.5)
+            assert actions.do_due(table_id, table.seq) is None  # not yet due: nothing moves
+            return
+    raise AssertionError("no trick completed with her to lead")

@@ -11,15 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -30,10 +25,15 @@ from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from support.server import Daphne, child_env
 
-from games import actions, hub, presence, push, selectors, timers, watchers
-from games.consumers import TableConsumer
+from games.live import consumers, hub, presence, push, timers
+from games.live.consumers import TableConsumer
 from games.models import Seat, ServerProcess, Table, Watcher
+from games.read import board as board_view
+from games.table import actions, rows
+from games.table import snapshot as snapshots
+from games.table.snapshot import spectator_count
 
 from .helpers import SEQ, Tab, flash_message, is_board, person, seated_table, session_cookie, settle, table_fingerprint
 from .test_clock import (  # noqa: F401 (manual_clock is a fixture)
@@ -53,7 +53,7 @@ from .wsclient import WebSocket
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 MALFORMED = "Mensaje no válido."
 TOO_MANY = "Tienes demasiadas pestañas abiertas: cierra alguna."
@@ -140,7 +140,7 @@ def test_a_dead_process_stops_counting_and_the_bot_plays_after_the_grace(manual_
         assert actions.do_due(table_id, seq) is None  # not before the grace ends
     time.sleep(max(0.0, (table.due_at - timezone.now()).total_seconds()) + 0.05)
     before = moves(table_id)
-    assert actions.do_due(table_id, seq) == actions.Changed(table_id, seq + 1)
+    assert actions.do_due(table_id, seq) == actions.TableChanged(table_id, seq + 1)
     played = list(new_moves(before, moves(table_id)).values())
     assert played[0][0] == 0 and played[0][1] is False and played[0][2] in (True, None), played  # the bot's
 
@@ -185,16 +185,24 @@ async def test_a_dead_process_on_the_real_clock(quick_beat, settings, celery_clo
         )
         assert not await db(ServerProcess.objects.filter(pk=other.pk).exists)
         grace = timedelta(seconds=settings.POCHA_DISCONNECT_GRACE)
-        table = await db(table_row, table_id)
+        # The seat is written first, then her step's due time moves (a moment later, on the same sweep): her
+        # step is due when the grace runs out, not at the end of her clock, unless the bot played already.
+        full_clock = table.due_at
+
+        def grace_started() -> Table | None:
+            row = table_row(table_id)
+            return row if row.seq > seq or row.due_at != full_clock else None
+
+        table = await eventually(grace_started, "the grace to start", timeout=10)
         if table.seq == seq:
-            assert table.due_at == seat.disconnected_at + grace
+            assert seat.disconnected_at + grace <= table.due_at < seat.disconnected_at + grace + timedelta(seconds=5)
         table = await eventually(
             lambda: (t := table_row(table_id)).seq > seq and t, "the bot to play for her", timeout=20
         )
         # the first move made for her (with no bot delay, more may follow before this reads them)
-        move = min(await db(rows_since, table_id, 0, seat.disconnected_at), key=lambda row: row.created_at)
+        move = min(await db(rows_since, table_id, 0, seat.disconnected_at), key=lambda row: row.made_at)
         assert move.by_bot and not move.by_clock
-        assert move.created_at >= seat.disconnected_at + grace
+        assert move.made_at >= seat.disconnected_at + grace
     finally:
         await tab.close()
 
@@ -276,7 +284,7 @@ def test_opening_and_closing_a_socket_takes_no_table_lock(manual_clock, monkeypa
     def no_lock(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the table's row was locked")
 
-    monkeypatch.setattr(actions, "_lock", no_lock)
+    monkeypatch.setattr(rows, "lock_table", no_lock)
     mover = users[turn]
     deadline = table_row(table_id).turn_deadline
     with CaptureQueriesContext(connection) as opened:
@@ -400,7 +408,7 @@ async def test_a_nested_frame_leaves_presence_right():
 async def test_a_redraw_that_fails_keeps_the_socket(monkeypatch):
     table_id, users, turn = await db(started_four, "redibujo")
     tab = Tab(users[turn], table_id)
-    real = selectors.load_snapshot  # a forced redraw reads the table afresh (once per process)
+    real = snapshots.load_snapshot  # a forced redraw reads the table afresh (once per process)
     failures: list[int] = []
 
     def broken(*args: Any, **kwargs: Any) -> Any:
@@ -412,11 +420,11 @@ async def test_a_redraw_that_fails_keeps_the_socket(monkeypatch):
         await settle([tab], table_id)
         count = len(tab.frames)
         seq = tab.seq
-        monkeypatch.setattr(selectors, "load_snapshot", broken)
+        monkeypatch.setattr(consumers, "load_snapshot", broken)
         await db(push.table_changed, table_id, seq, force=True)
         await asyncio.sleep(0.3)
         assert failures and tab.closed is None and not tab.comm.future.done()
-        monkeypatch.setattr(selectors, "load_snapshot", real)
+        monkeypatch.setattr(consumers, "load_snapshot", real)
         await db(push.table_changed, table_id, seq, force=True)
         await tab.wait_for(lambda: len(tab.frames) > count)
         assert is_board(tab.frames[-1]) and tab.seq == seq
@@ -428,7 +436,7 @@ async def test_a_redraw_that_fails_keeps_the_socket(monkeypatch):
 @pytest.mark.asyncio
 @pytest.mark.parametrize("failing", ["render", "group"])
 async def test_a_connection_that_fails_half_way_is_undone(monkeypatch, failing):
-    """The board cannot be drawn (the database), or the table's events cannot be heard (Redis, ``games.hub``):
+    """The board cannot be drawn (the database), or the table's events cannot be heard (Redis, ``games.live.hub``):
     the socket is closed with 1011 and its row is gone, so its person is not left counted."""
     table_id, users, turn = await db(started_four, f"mitad{failing}")
     me = users[turn]
@@ -437,7 +445,7 @@ async def test_a_connection_that_fails_half_way_is_undone(monkeypatch, failing):
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("database gone")
 
-        monkeypatch.setattr(selectors, "render_board", broken)
+        monkeypatch.setattr(board_view, "render_board", broken)
     else:
 
         async def register(table_id: int, listener: Any) -> None:
@@ -471,7 +479,10 @@ async def test_an_exception_escaping_the_consumer_stops_its_socket_counting(monk
     await db(push.table_changed, table_id, tab.seq, force=True)
     await eventually(lambda: presence_of(table_id, me)[0] == 0, "her socket to stop counting", timeout=10)
     assert await db(rows_of, table_id, me) == []
+    # The row goes in the consumer's last step; its task ends a moment after, with the handler's exception.
+    await asyncio.wait([tab.comm.future], timeout=10)
     assert tab.comm.future.done()
+    assert isinstance(tab.comm.future.exception(), RuntimeError)
     if tab._reader is not None:
         tab._reader.cancel()
     tab.comm = None
@@ -491,11 +502,11 @@ async def test_the_spectator_count_after_a_dead_process_is_swept():
         other = await db(other_process)
         await db(socket_on, other, table_id, stranger)
         await db(socket_on, other, table_id, users[1])  # a seated person's socket is no spectator
-        assert await db(watchers.spectators, table_id) == 1
+        assert await db(spectator_count, table_id) == 1
         count = len(player.frames)
         await db(kill, other)
-        assert await db(watchers.prune, timedelta(seconds=1)) == 2
-        assert await db(watchers.spectators, table_id) == 0
+        assert (await db(presence.sweep_dead, timezone.now() - timedelta(seconds=1))).rows == 2
+        assert await db(spectator_count, table_id) == 0
         await player.wait_for(lambda: any(is_board(f) for f in player.frames[count:]))
         assert await db(Watcher.objects.filter(table_id=table_id).count) == 1  # the player's own
     finally:
@@ -524,7 +535,7 @@ def test_a_due_step_left_on_the_full_clock_is_pulled_in(manual_clock, settings):
     assert presence.repair_due() == 1
     table = table_row(table_id)
     assert table.due_at <= timezone.now()
-    assert actions.do_due(table_id, table.seq) == actions.Changed(table_id, table.seq + 1)
+    assert actions.do_due(table_id, table.seq) == actions.TableChanged(table_id, table.seq + 1)
 
     # present, or away (the bot at once anyway): nothing to repair
     table = advance_to(table_id, 0)
@@ -549,10 +560,10 @@ def test_overdue_steps_leave_the_slack_to_the_precise_timer(manual_clock):
     table_id, _users = new_table(3, 1, prefix="holgura")
     advance_to(table_id, 0)
     Table.objects.filter(pk=table_id).update(due_at=past(0.3))
-    assert (table_id, table_row(table_id).seq) in timers.overdue_steps()
-    assert table_id not in [t for t, _s in timers.overdue_steps(slack=1.0)]
+    assert (table_id, table_row(table_id).seq) in actions.due.overdue_steps()
+    assert table_id not in [t for t, _s in actions.due.overdue_steps(slack=1.0)]
     Table.objects.filter(pk=table_id).update(due_at=past(1.5))
-    assert table_id in [t for t, _s in timers.overdue_steps(slack=1.0)]
+    assert table_id in [t for t, _s in actions.due.overdue_steps(slack=1.0)]
 
 
 @pytest.mark.asyncio
@@ -576,55 +587,6 @@ async def test_services_a_server_plays_overdue_steps_without_celery(quick_beat, 
 # -- services mode: two real servers, one killed -------------------------------------------------------
 
 
-class Daphne:
-    """``daphne pocha_site.asgi:application`` in a process of its own, against this test's database and Redis."""
-
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
-        self.log_path = log_path
-        with open(log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [
-                    str(Path(sys.executable).with_name("daphne")),
-                    "-b",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                    "pocha_site.asgi:application",
-                ],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    @property
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def wait_ready(self) -> None:
-        """Up, and its loop bound (the first request starts its beat and its sweeps)."""
-        end = time.monotonic() + 60
-        while True:
-            assert self.process.poll() is None, "daphne exited:\n" + self.log
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            assert time.monotonic() < end, "daphne did not answer:\n" + self.log
-            time.sleep(0.2)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-
 @pytest.mark.asyncio
 @pytest.mark.skipif(not timers.celery_clock(), reason="services mode only (PostgreSQL, Redis)")
 async def test_services_a_killed_servers_sockets_stop_counting(settings, tmp_path):
@@ -635,25 +597,27 @@ async def test_services_a_killed_servers_sockets_stop_counting(settings, tmp_pat
     auth = database["USER"] + (f":{database['PASSWORD']}" if database.get("PASSWORD") else "")
     url = f"postgres://{auth}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}"
     ttl, beat, grace = 2.0, 0.5, 1.0
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "REDIS_URL": settings.REDIS_URL,
-        "POCHA_BOT_DELAY": "0",
-        "POCHA_PRESENCE_TTL": str(ttl),
-        "POCHA_PRESENCE_BEAT": str(beat),
-        "POCHA_DISCONNECT_GRACE": str(grace),
-        "POCHA_SERVER_SWEEP_SLACK": "0.3",
-        "POCHA_TRICK_PAUSE": "0",
-        "POCHA_ROUND_PAUSE": "0",
-        "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
-        "PYTHONUNBUFFERED": "1",
-    }
+    env = child_env(
+        {
+            "DATABASE_URL": url,
+            "REDIS_URL": settings.REDIS_URL,
+            "POCHA_BOT_DELAY": "0",
+            "POCHA_PRESENCE_TTL": str(ttl),
+            "POCHA_PRESENCE_BEAT": str(beat),
+            "POCHA_DISCONNECT_GRACE": str(grace),
+            "POCHA_SERVER_SWEEP_SLACK": "0.3",
+            "POCHA_TRICK_PAUSE": "0",
+            "POCHA_ROUND_PAUSE": "0",
+        }
+    )
     table_id, (ana,) = await db(new_table, 3, 1, prefix="matada")
     cookie = await session_cookie(ana)
-    first, second = Daphne(env, tmp_path / "first.log"), Daphne(env, tmp_path / "second.log")
+    first = Daphne(tmp_path, env, log_name="first.log")
+    second = Daphne(tmp_path, env, log_name="second.log")
     ws: WebSocket | None = None
     try:
+        first.launch()
+        second.launch()
         await asyncio.get_running_loop().run_in_executor(None, first.wait_ready)
         await asyncio.get_running_loop().run_in_executor(None, second.wait_ready)
         ws = await WebSocket.connect(
@@ -683,9 +647,9 @@ async def test_services_a_killed_servers_sockets_stop_counting(settings, tmp_pat
             lambda: (t := table_row(table_id)).seq > seq and t, "the bot to play for her", timeout=grace + 10
         )
         # the first move made for her (with no bot delay, more may follow before this reads them)
-        move = min(await db(rows_since, table_id, 0, seat.disconnected_at), key=lambda row: row.created_at)
+        move = min(await db(rows_since, table_id, 0, seat.disconnected_at), key=lambda row: row.made_at)
         assert move.by_bot and not move.by_clock
-        assert move.created_at >= seat.disconnected_at + timedelta(seconds=grace)
+        assert move.made_at >= seat.disconnected_at + timedelta(seconds=grace)
         names = await db(lambda: set(ServerProcess.objects.values_list("name", flat=True)))
         assert f"{socket.gethostname()}:{first.process.pid}" not in names
     finally:

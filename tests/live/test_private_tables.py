@@ -17,8 +17,8 @@ from django.test import Client
 
 from accounts import ledger
 from accounts.models import Account, Transaction
-from games import actions
 from games.models import CODE_ALPHABET, Seat, Table
+from games.table import actions
 
 from .helpers import Tab, person, play_to_the_end
 
@@ -394,7 +394,7 @@ async def test_a_private_table_over_the_socket_host_controls_and_errors_to_the_s
         seq = tabs[0].seq
         await tabs[0].send({"action": "cancel", "seq": seq})
         for tab in tabs:
-            await tab.wait_for(lambda tab=tab: "Mesa cancelada." in tab.board)
+            await tab.wait_for(lambda tab=tab: "Partida cancelada" in tab.board)
         assert "Se han devuelto las apuestas." in tabs[1].board
         assert 'data-chips="5000"' in tabs[1].board  # the header's count, redrawn with the refund
     finally:

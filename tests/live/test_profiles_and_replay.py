@@ -1,6 +1,6 @@
 """Player profiles and the finished game's replay, through the real HTTP views.
 
-Games are played to the end quickly through ``games.actions`` (people by their default move, bots by
+Games are played to the end quickly through ``games.table.actions`` (people by their default move, bots by
 their due step), then the pages are read as a browser would: the profile's numbers against what the
 engine says happened, the replay's embedded record and no-script summary against the stored rows.
 """
@@ -19,14 +19,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.templatetags.chips import format_chips
-from games import actions
-from games.models import Bid, Play, Round, Seat, Table, Trick
-from games.selectors import game_state
+from games.engine import replay
+from games.models import Move, Round, Seat, Table
+from games.table import actions, history
 from leaderboard.models import PeriodScore
 
 from .helpers import person, play_to_the_end
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db]
 
 
 @pytest.fixture(autouse=True)
@@ -83,11 +83,11 @@ def private_game_with_bots(host: Any) -> Table:
 
 
 def expected_numbers(user: Any) -> dict[str, Any]:
-    """What the engine says of a player's finished games (not the seats' kept counts)."""
+    """What the engine says of a player's finished games, replaying their logs (not the seats' kept counts)."""
     games = wins = rounds = exact = points = 0
     for seat in Seat.objects.filter(user=user, table__status=Table.Status.FINISHED).select_related("table"):
-        game = game_state(seat.table)
-        assert game is not None and game.is_over
+        game = replay(history.record(seat.table)).game
+        assert game.is_over
         games += 1
         wins += seat.position in (game.winners() or [])
         for result in game.results:
@@ -184,7 +184,7 @@ def test_the_replay_is_the_stored_game_and_only_for_those_who_may_see_it(django_
     assert browser(boss).get(url).status_code == 200
     text = page(browser(ana), url)
 
-    # The embedded record is the stored rows, every hand of every seat included.
+    # The embedded record is the game's log, every hand of every seat included.
     record = embedded(text, "replay-record")
     seats = list(Seat.objects.filter(table=table))
     assert record["format"] == "pocha-record/1"
@@ -193,26 +193,37 @@ def test_the_replay_is_the_stored_game_and_only_for_those_who_may_see_it(django_
     rounds = list(Round.objects.filter(table=table).order_by("number"))
     assert len(record["rounds"]) == len(rounds) == table.round_number
     for entry, row in zip(record["rounds"], rounds):
+        moves = list(Move.objects.filter(table=table, round=row.number).order_by("seq"))
         assert entry["hands"] == row.hands and len(entry["hands"]) == table.size
         assert entry["trump_card"] == row.trump_card
-        assert entry.get("trump_suit") == (row.trump_suit if row.trump_card is None else None)
-        assert entry["bids"] == list(Bid.objects.filter(round=row).order_by("index").values_list("amount", flat=True))
-        plays = list(Play.objects.filter(round=row).order_by("index").values_list("seat", "card"))
+        trump = [m.value for m in moves if m.kind == Move.Kind.TRUMP]
+        assert entry.get("trump_suit") == (trump[0] if row.trump_card is None else None)
+        assert entry["bids"] == [int(m.value) for m in moves if m.kind == Move.Kind.BID]
+        plays = [(m.seat, m.value) for m in moves if m.kind == Move.Kind.PLAY]
         assert entry["plays"] == [card for _seat, card in plays]
         assert sorted(entry["plays"]) == sorted(c for hand in entry["hands"] for c in hand)  # every card dealt shown
 
-        # What the script is told beyond the record: who played each card, who won each trick.
+        # What the script is told beyond the record: who played each card, who won each trick (each
+        # trick's winner leads the next one), and the round's tricks and points as kept on its row.
         data = embedded(text, "replay-data")["rounds"][row.number - 1]
         assert data["play_seats"] == [seat for seat, _card in plays]
-        assert data["trick_winners"] == list(
-            Trick.objects.filter(round=row).order_by("number").values_list("winner", flat=True)
-        )
-        assert data["points"] == row.points
+        players = len([hand for hand in row.hands if hand])
+        leaders = [plays[i][0] for i in range(players, len(plays), players)]
+        assert data["trick_winners"][:-1] == leaders
+        assert data["points"] == row.result["points"]
+        won = [data["trick_winners"].count(p) for p in range(table.size)]
+        assert [w if t is not None else None for w, t in zip(won, row.result["tricks"])] == row.result["tricks"]
 
     # The summary needs no script: each round's points, and the totals, as stored.
     for row in rounds:
         cells = re.search(rf'<tr data-round="{row.number}">(.*?)</tr>', text, re.S).group(1)
-        assert [int(p) for p in re.findall(r'data-points="(-?\d+)"', cells)] == row.points
+        assert [int(p) for p in re.findall(r'data-points="(-?\d+)"', cells)] == row.result["points"]
+        # the trump marked with the deck's own suit picture, never a French symbol
+        suit = row.result["trump_suit"]
+        assert f'class="suit-mark suit-{suit}"' in cells and not set("♥♣♠♦✹⚔") & set(cells)
+    # the script's trump line takes the same pictures, one template per suit
+    for suit in "oceb":
+        assert f'<template data-suit-mark="{suit}"><svg class="suit-mark suit-{suit}"' in text
     totals = [int(t) for t in re.findall(r'data-total="(-?\d+)"', text)]
     assert totals == [s.final_total for s in seats]
     # Every card the replay can draw is the board's own card markup, named in words.

@@ -1,8 +1,9 @@
-"""The snapshot a move's push carries (``selectors.pack_snapshot``) and the boards drawn from it
-(``selectors.render_snapshot``): packed and unpacked (through JSON, as it travels between processes) it
-is the same table and seats and draws the same boards; each seat's board shows its own hand and no other
-seat's; the scoreboard is left out only when the viewer's page already shows every round's result; and
-the push of a move through ``actions.do_action`` carries the snapshot at the move's new seq.
+"""The change a move's push carries (``snapshots.pack_change``) and the boards drawn from it
+(``board_view.render_snapshot``): applied (through JSON, as it travels between processes) to the snapshot
+of the seq before, it makes the same table, seats and game as the database's, and draws the same boards,
+though it carries no hand; a change that cannot be applied (a deal, a gap) is refused, to be read instead;
+each seat's board shows its own hand and no other seat's; the scoreboard is left out only when the
+viewer's page already shows every round's result, and its results travel only when a round has ended.
 """
 
 from __future__ import annotations
@@ -16,15 +17,19 @@ import pytest
 from django.db.models import DateTimeField
 from django.utils import timezone
 
-from games import actions, push, selectors, timers
 from games.engine import Phase, default_action
-from games.engine.snapshot import load
-from games.models import Seat, Table
+from games.engine.snapshot import dump, load
+from games.engine.state import RoundResult
+from games.live import push, timers
+from games.models import Move, Seat, Table
+from games.read import board as board_view
+from games.table import actions, history
+from games.table import snapshot as snapshots
 
 from .helpers import seated_table
 from .test_secrecy import DATA_CARD, HAND, cards_named
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 SCORES = '<section id="scores"'
 
@@ -59,7 +64,7 @@ def play_until(table_id: int, done: Any, max_moves: int = 400) -> Table:
 def mid_game(prefix: str) -> tuple[int, list[Any]]:
     """Four people, two rounds played, the third under way with cards on the felt."""
     table_id, users = seated_table(4, 4, prefix=prefix)
-    play_until(table_id, lambda g: len(g.results) >= 2 and g.phase is Phase.PLAYING and len(g.trick) >= 1)
+    play_until(table_id, lambda g: g.number >= 3 and g.phase is Phase.PLAYING and len(g.trick) >= 1)
     return table_id, users
 
 
@@ -88,54 +93,99 @@ def travelled(data: dict[str, Any]) -> dict[str, Any]:
 # -- pack, unpack, draw ---------------------------------------------------------------------------------------
 
 
-def test_a_packed_snapshot_unpacks_to_the_same_table_seats_and_boards(frozen_now: datetime) -> None:
+def next_change(table_id: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
+    """Make the next move (the seat to move's default) and return its seq and the change its push carried,
+    as another process receives it (through JSON)."""
+    pushed: list[tuple[int, int, dict[str, Any]]] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(push, "table_changed", lambda table_id, seq, **kwargs: pushed.append((table_id, seq, kwargs)))
+        table = Table.objects.get(pk=table_id)
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        changed = actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
+    mine = [p for p in pushed if p[0] == table_id and not p[2].get("force")]
+    assert len(mine) == 1 and mine[0][1] == changed.seq, pushed
+    assert mine[0][2].get("snapshot") is not None
+    return changed.seq, travelled(mine[0][2]["snapshot"])
+
+
+def test_a_change_applied_to_the_seq_before_is_the_table_as_the_database_has_it(
+    frozen_now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     table_id, users = mid_game("paquete")
-    loaded = selectors.load_snapshot(table_id)
-    assert loaded is not None and loaded.table.status == Table.Status.PLAYING
+    before = snapshots.load_snapshot(table_id)
+    assert before is not None and before.table.status == Table.Status.PLAYING
+    seq, change = next_change(table_id, monkeypatch)
+    # the change carries the row and the seats, and the move: no state, so no hand
+    assert change["game"] == snapshots.MOVE and change["table"][snapshots._STATE_AT] is None
+    move = Move.objects.get(table_id=table_id, seq=seq)
+    assert change["move"] == [move.seat, move.kind, move.value]
+    assert not (set(json.dumps(change).split('"')) & {str(c) for h in before.game.hands for c in h} - {move.value})
+    applied = snapshots.apply_change(before, change)
+    loaded = snapshots.load_snapshot(table_id)
+    assert loaded is not None and applied.seq == loaded.seq == seq
     assert loaded.table.turn_deadline is not None and loaded.table.started_at is not None  # datetimes to carry
-    data = selectors.pack_snapshot(loaded.table, list(loaded.seats), loaded.spectators)
-
-    assert len(loaded.table.state["log"]) == 3  # every round's deal and plays so far, for the record
-    for unpacked in (selectors.unpack_snapshot(data), selectors.unpack_snapshot(travelled(data))):
-        assert unpacked.seq == loaded.seq and unpacked.spectators == loaded.spectators
-        # the same row, but for the log of the rounds before this one, which no board shows
-        assert unpacked.table.state == {**loaded.table.state, "log": loaded.table.state["log"][-1:]}
-        unpacked.table.state = loaded.table.state
-        assert_same_row(loaded.table, unpacked.table)
-        assert len(unpacked.seats) == len(loaded.seats) == 4
-        for seat, same in zip(loaded.seats, unpacked.seats, strict=True):
-            assert_same_row(seat, same)
-        assert selectors.rounds_done(unpacked) == selectors.rounds_done(loaded) == 2
-        for user in [*users, None]:  # every seat, and a spectator
-            for language in ("es", "en"):
-                viewer = user.pk if user is not None else None
-                mine = selectors.render_snapshot(unpacked, viewer, language)
-                theirs = selectors.render_snapshot(loaded, viewer, language)
-                assert mine is not None and mine == theirs
-                assert mine[0] == loaded.seq
+    applied.table.state = loaded.table.state  # (the one field a change leaves out)
+    assert_same_row(loaded.table, applied.table)
+    for seat, same in zip(loaded.seats, applied.seats, strict=True):
+        assert_same_row(seat, same)
+    assert applied.results == loaded.results  # the round goes on: the results the snapshot before had
+    assert dump(applied.game) == dump(loaded.game)
+    assert board_view.rounds_done(applied) == board_view.rounds_done(loaded) == 2
+    for user in [*users, None]:  # every seat, and a spectator
+        for language in ("es", "en"):
+            viewer = user.pk if user is not None else None
+            mine = board_view.render_snapshot(applied, viewer, language)
+            theirs = board_view.render_snapshot(loaded, viewer, language)
+            assert mine is not None and mine == theirs
+            assert mine[0] == seq
 
 
-def test_a_snapshot_with_a_field_missing_is_refused() -> None:
-    table_id, _users = seated_table(4, 4, prefix="corto")
-    loaded = selectors.load_snapshot(table_id)
-    assert loaded is not None
-    data = selectors.pack_snapshot(loaded.table, list(loaded.seats), loaded.spectators)
-    data["table"] = data["table"][:-1]
+def test_a_change_that_cannot_be_applied_is_read_instead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not the seq before (a change missed), no snapshot before, a move that does not apply, or a change
+    that did more than one move (the round's deal): NotApplicable, and the process reads the table."""
+    table_id, _users = mid_game("hueco")
+    before = snapshots.load_snapshot(table_id)
+    assert before is not None
+    _seq, first = next_change(table_id, monkeypatch)
+    _seq, second = next_change(table_id, monkeypatch)
+    for base, change in ((before, second), (None, first)):
+        with pytest.raises(snapshots.NotApplicable):
+            snapshots.apply_change(base, change)
+    wrong = {
+        **first,
+        "move": [first["move"][0], "p", next(str(c) for c in before.game.hands[(first["move"][0] + 1) % 4])],
+    }
+    with pytest.raises(snapshots.NotApplicable):
+        snapshots.apply_change(before, wrong)
+    with pytest.raises(snapshots.NotApplicable):
+        snapshots.apply_change(before, {k: v for k, v in first.items() if k not in ("game", "move")})
+    # the last card of a round (no round pause here: the next round is dealt in the same change)
+    play_until(table_id, lambda g: g.phase is Phase.PLAYING and len(g.log[-1].plays) == 4 * g.spec.cards - 1)
+    last = snapshots.load_snapshot(table_id)
+    _seq, dealt = next_change(table_id, monkeypatch)
+    assert "game" not in dealt and dealt["results"]  # read the game; the scoreboards changed
+    with pytest.raises(snapshots.NotApplicable):
+        snapshots.apply_change(last, dealt)
+
+
+def test_a_change_with_a_field_missing_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    table_id, _users = mid_game("corto")
+    before = snapshots.load_snapshot(table_id)
+    _seq, change = next_change(table_id, monkeypatch)
+    change["table"] = change["table"][:-1]
     with pytest.raises(ValueError):
-        selectors.unpack_snapshot(data)
+        snapshots.apply_change(before, change)
 
 
-def test_datetimes_cross_as_the_same_instant() -> None:
-    table_id, _users = seated_table(4, 4, prefix="hora")
+def test_datetimes_cross_as_the_same_instant(monkeypatch: pytest.MonkeyPatch) -> None:
+    table_id, _users = mid_game("hora")
+    before = snapshots.load_snapshot(table_id)
     moment = datetime(2025, 3, 9, 23, 59, 59, 999999, tzinfo=UTC)
-    Table.objects.filter(pk=table_id).update(turn_deadline=moment, finished_at=None)
-    loaded = selectors.load_snapshot(table_id)
-    assert loaded is not None
-    unpacked = selectors.unpack_snapshot(
-        travelled(selectors.pack_snapshot(loaded.table, list(loaded.seats), loaded.spectators))
-    )
-    assert abs(unpacked.table.turn_deadline - moment) <= timedelta(microseconds=1)
-    assert unpacked.table.finished_at is None
+    Table.objects.filter(pk=table_id).update(started_at=moment, finished_at=None)
+    _seq, change = next_change(table_id, monkeypatch)
+    applied = snapshots.apply_change(before, change)
+    assert abs(applied.table.started_at - moment) <= timedelta(microseconds=1)
+    assert applied.table.finished_at is None
 
 
 # -- each seat sees its own hand, no other --------------------------------------------------------------------
@@ -143,13 +193,10 @@ def test_datetimes_cross_as_the_same_instant() -> None:
 
 def test_each_seat_is_drawn_its_own_hand_and_no_other_seats_cards(frozen_now: datetime) -> None:
     table_id, users = mid_game("secreta")
-    loaded = selectors.load_snapshot(table_id)
+    loaded = snapshots.load_snapshot(table_id)
     assert loaded is not None
-    # drawn from the snapshot as a push brings it (the whole engine state inside)
-    snapshot = selectors.unpack_snapshot(
-        travelled(selectors.pack_snapshot(loaded.table, list(loaded.seats), loaded.spectators))
-    )
-    game = selectors.game_state(snapshot.table)
+    snapshot = loaded
+    game = snapshot.game
     assert game is not None
     hands = [{str(card) for card in hand} for hand in game.hands]
     assert all(hands) and len(set().union(*hands)) == sum(len(h) for h in hands)
@@ -160,7 +207,7 @@ def test_each_seat_is_drawn_its_own_hand_and_no_other_seats_cards(frozen_now: da
 
     for user in users:
         position = by_user[user.pk]
-        rendered = selectors.render_snapshot(snapshot, user.pk, "es")
+        rendered = board_view.render_snapshot(snapshot, user.pk, "es")
         assert rendered is not None
         html = rendered[1]
         hand = HAND.search(html)
@@ -171,7 +218,7 @@ def test_each_seat_is_drawn_its_own_hand_and_no_other_seats_cards(frozen_now: da
         assert not (cards_named(html) & others), sorted(cards_named(html) & others)
         assert on_felt <= cards_named(html)  # the cards played are shown to everyone
 
-    spectator = selectors.render_snapshot(snapshot, None, "en")
+    spectator = board_view.render_snapshot(snapshot, None, "en")
     assert spectator is not None
     hand = HAND.search(spectator[1])
     assert hand is not None and DATA_CARD.findall(hand.group(0)) == []
@@ -183,19 +230,19 @@ def test_each_seat_is_drawn_its_own_hand_and_no_other_seats_cards(frozen_now: da
 
 def test_the_scoreboard_is_left_out_only_when_the_page_shows_every_round_already(frozen_now: datetime) -> None:
     table_id, users = mid_game("marcador")
-    snapshot = selectors.load_snapshot(table_id)
+    snapshot = snapshots.load_snapshot(table_id)
     assert snapshot is not None
-    done = selectors.rounds_done(snapshot)
+    done = board_view.rounds_done(snapshot)
     assert done == 2
     for user in (users[0], None):
         viewer = user.pk if user is not None else None
-        full = selectors.render_snapshot(snapshot, viewer, "es", None)
+        full = board_view.render_snapshot(snapshot, viewer, "es", None)
         assert full is not None and SCORES in full[1]
-        same = selectors.render_snapshot(snapshot, viewer, "es", done)
+        same = board_view.render_snapshot(snapshot, viewer, "es", done)
         assert same is not None and SCORES not in same[1]
-        behind = selectors.render_snapshot(snapshot, viewer, "es", done - 1)
+        behind = board_view.render_snapshot(snapshot, viewer, "es", done - 1)
         assert behind is not None and SCORES in behind[1]
-        ahead = selectors.render_snapshot(snapshot, viewer, "es", done + 1)
+        ahead = board_view.render_snapshot(snapshot, viewer, "es", done + 1)
         assert ahead is not None and SCORES in ahead[1]
         # leaving it out leaves the rest of the board as it was
         assert re.sub(r'<section id="scores".*?</section>', "", full[1], flags=re.S).strip() == same[1].strip()
@@ -203,44 +250,42 @@ def test_the_scoreboard_is_left_out_only_when_the_page_shows_every_round_already
 
 def test_a_game_not_in_play_is_not_drawn_from_a_snapshot() -> None:
     table_id, users = seated_table(4, 2, prefix="espera")
-    snapshot = selectors.load_snapshot(table_id)
+    snapshot = snapshots.load_snapshot(table_id)
     assert snapshot is not None and snapshot.table.status == Table.Status.WAITING
-    assert selectors.rounds_done(snapshot) is None
-    assert selectors.render_snapshot(snapshot, users[0].pk, "es") is None
+    assert board_view.rounds_done(snapshot) is None
+    assert board_view.render_snapshot(snapshot, users[0].pk, "es") is None
 
 
 # -- a move's push carries its snapshot -----------------------------------------------------------------------
 
 
-def test_a_moves_push_carries_the_snapshot_at_its_new_seq(monkeypatch: pytest.MonkeyPatch, frozen_now: Any) -> None:
-    table_id, users = mid_game("empuje")
-    pushed: list[tuple[int, int, dict[str, Any]]] = []
-    monkeypatch.setattr(push, "table_changed", lambda table_id, seq, **kwargs: pushed.append((table_id, seq, kwargs)))
+def test_a_change_of_seats_only_keeps_the_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """«Vuelvo», leaving, a seat's flags: the game did not move, and the change says so."""
+    table_id, users = mid_game("vuelvo")
+    before = snapshots.load_snapshot(table_id)
     table = Table.objects.get(pk=table_id)
-    seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
-    game = load(table.state)
+    leaver = next(u for u in users if Seat.objects.get(table=table, user=u).position != table.turn_seat)
+    pushed: list[dict[str, Any]] = []
+    monkeypatch.setattr(push, "table_changed", lambda table_id, seq, **kwargs: pushed.append(kwargs))
+    actions.do_leave_seat(table_id, leaver)
+    (change,) = [travelled(p["snapshot"]) for p in pushed if p.get("snapshot") is not None]
+    assert change["game"] == snapshots.SAME and "move" not in change
+    applied = snapshots.apply_change(before, change)
+    assert applied.game is before.game and any(s.left for s in applied.seats)
 
-    changed = actions.do_action(table_id, seat.user, default_action(game), table.seq)
 
-    assert changed.seq == table.seq + 1
-    mine = [p for p in pushed if p[0] == table_id and not p[2].get("force")]
-    assert len(mine) == 1, pushed
-    _table, seq, kwargs = mine[0]
-    assert seq == changed.seq
-    assert kwargs.get("snapshot") is not None, kwargs
-    snapshot = selectors.unpack_snapshot(travelled(kwargs["snapshot"]))
-    assert snapshot.table.pk == table_id and snapshot.seq == changed.seq
-    now = Table.objects.get(pk=table_id)
-    assert snapshot.table.state == selectors.drawing_state(now.state) and snapshot.table.turn_seat == now.turn_seat
-    assert len(snapshot.table.state["log"]) == 1 < len(now.state["log"])  # the round in play's only
-    snapshot.table.state = now.state
-    assert_same_row(now, snapshot.table)
-    loaded = selectors.load_snapshot(table_id)
-    assert loaded is not None
-    for seat_row, same in zip(loaded.seats, snapshot.seats, strict=True):
-        assert_same_row(seat_row, same)
-    for user in users:
-        assert selectors.render_snapshot(snapshot, user.pk, "es") == selectors.render_snapshot(loaded, user.pk, "es")
+def test_the_move_that_ends_a_round_carries_every_rounds_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scoreboards change when a round ends: that move's push carries every round's result, the one just
+    over included, as the rounds' rows keep them; the next moves' pushes carry none."""
+    table_id, _users = seated_table(4, 4, prefix="finronda")
+    play_until(table_id, lambda g: g.number == 2 and g.phase is Phase.PLAYING and len(g.log[-1].plays) == 7)
+    pushed: list[dict[str, Any]] = []
+    monkeypatch.setattr(push, "table_changed", lambda table_id, seq, **kwargs: pushed.append(kwargs))
+    play_until(table_id, lambda g: g.number == 3)  # (no round pause here: the next deal comes at once)
+    assert len(pushed) == 1 and pushed[0]["snapshot"] is not None
+    change = travelled(pushed[0]["snapshot"])
+    assert [r["number"] for r in change["results"]] == [1, 2]
+    assert tuple(RoundResult.from_json(r) for r in change["results"]) == history.results(table_id)
 
 
 def test_a_change_to_a_table_not_in_play_carries_no_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
 """«Revancha»: at the end of a game, the same people at a new table with the same options.
 
-The real ``games.rematch`` functions and HTTP views, the clock's due steps run by hand
+The real ``games.table.actions.rematch`` functions and HTTP views, the clock's due steps run by hand
 (``actions.do_due``), races in threads as in ``test_races``.  After every refusal nothing has changed
 (tables, seats, every account and ledger row) and the books balance (``ledger.audit``).
 """
@@ -19,12 +19,15 @@ from django.test import Client
 from django.utils import timezone
 from django.utils.translation import override
 
-from accounts import ledger
+from accounts import ledger, moderation
 from accounts.models import Account, Transaction
-from games import access, actions, rematch, timers
 from games.engine.cards import ALL_CARDS
+from games.live import timers
 from games.models import Seat, Table
-from games.views import open_tables
+from games.read.rematch import rematch_context
+from games.table import access, actions
+from games.table.actions import rematch
+from games.web.views import open_tables
 
 from .helpers import person, play_to_the_end, seated_table
 from .test_races import race
@@ -119,7 +122,7 @@ def page_messages(response: Any) -> list[str]:
 
 
 def fragment(table: Table, user: Any) -> str:
-    ctx = rematch.rematch_context(table, list(Seat.objects.filter(table=table)), user.pk)
+    ctx = rematch_context(table, list(Seat.objects.filter(table=table)), user.pk)
     with override("es"):
         return render_to_string("games/_rematch.html", {"rematch": ctx, "seq": table.seq})
 
@@ -145,11 +148,11 @@ def test_the_offer_creates_one_table_with_the_same_options_and_the_stake_held() 
     assert new.due_at == new.fill_at and new.seq == 1
     # the lobby never offers it to anyone else
     assert all(row["table"].pk != new.pk for row in open_tables(person("mirona").pk))
-    ctx = rematch.rematch_context(old, list(Seat.objects.filter(table=old)), a.pk)
+    ctx = rematch_context(old, list(Seat.objects.filter(table=old)), a.pk)
     assert ctx is not None and ctx["offered"] and ctx["table_id"] == new.pk and ctx["by"] == b.username
     assert ctx["seated"] == [b.username] and ctx["waiting"] == [a.username, c.username]
     assert not ctx["mine"] and ctx["status"] == "waiting"
-    assert rematch.rematch_context(old, list(Seat.objects.filter(table=old)), b.pk)["mine"]
+    assert rematch_context(old, list(Seat.objects.filter(table=old)), b.pk)["mine"]
     books_balance()
 
 
@@ -201,7 +204,7 @@ def test_no_thanks_starts_it_at_once_with_a_bot_for_whoever_declined() -> None:
     old, (a, b, c) = finished(stake=0)
     new = rematch.do_offer_rematch(old.pk, a)
     rematch.do_decline_rematch(old.pk, c)
-    ctx = rematch.rematch_context(old, list(Seat.objects.filter(table=old)), c.pk)
+    ctx = rematch_context(old, list(Seat.objects.filter(table=old)), c.pk)
     assert ctx["declined"] == [c.username] and ctx["waiting"] == [b.username] and ctx["i_declined"]
     assert Table.objects.get(pk=new.pk).status == Table.Status.WAITING  # b may still come
     rematch.do_accept_rematch(old.pk, b)
@@ -253,7 +256,7 @@ def test_a_stranger_is_refused_everywhere_and_nothing_changes() -> None:
         assert refused(call, "rematch_only").message("es") == REMATCH_ONLY
     assert not access.can_sit(new, stranger)
     assert access.can_view(new, stranger)  # a public rematch can be watched
-    assert rematch.rematch_context(old, list(Seat.objects.filter(table=old)), stranger.pk) is None
+    assert rematch_context(old, list(Seat.objects.filter(table=old)), stranger.pk) is None
     # over HTTP: the seat form of the rematch's own page and the rematch form of the old one
     client = browser(stranger)
     assert page_messages(client.post(f"/mesa/{new.pk}/sentarse/", follow=True)) == [REMATCH_ONLY]
@@ -304,7 +307,7 @@ def test_without_the_chips_the_ledgers_error_and_nothing_changes() -> None:
 def test_a_suspended_player_is_refused() -> None:
     old, (a, b, c) = finished(stake=100)
     moderator = person("moderadora")
-    actions.do_suspend(b.pk, moderator, "insultos en la mesa")
+    moderation.suspend(b.pk, moderator, "insultos en la mesa")
     before = everything()
     for call in (lambda: rematch.do_offer_rematch(old.pk, b), lambda: rematch.do_accept_rematch(old.pk, b)):
         assert refused(call, "suspended").message("es") == "Tu cuenta está suspendida: insultos en la mesa"
@@ -422,7 +425,7 @@ def _no_card_in(text: str) -> None:
 def test_the_rematch_box_for_each_player_names_no_card() -> None:
     old, (a, b, c) = finished(stake=100)
     spectator = person("mirona")
-    assert rematch.rematch_context(old, list(Seat.objects.filter(table=old)), spectator.pk) is None
+    assert rematch_context(old, list(Seat.objects.filter(table=old)), spectator.pk) is None
     assert fragment(old, spectator).strip() == ""
     first = fragment(old, a)
     assert re.search(r'<button type="submit" class="button">\s*Revancha\s*</button>', first)
@@ -441,6 +444,6 @@ def test_the_rematch_box_for_each_player_names_no_card() -> None:
     for user in (a, b, c):
         _no_card_in(fragment(old, user))
     # the context itself: names and a status only
-    ctx = rematch.rematch_context(old, list(Seat.objects.filter(table=old)), c.pk)
+    ctx = rematch_context(old, list(Seat.objects.filter(table=old)), c.pk)
     assert set(ctx) >= {"offered", "table_id", "by", "seated", "waiting", "mine", "status"}
     _no_card_in(repr(ctx))

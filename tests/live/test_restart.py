@@ -1,9 +1,9 @@
 """A real server killed with SIGKILL mid-game, started again on the same database: the game goes on
 and ends with a record that replays to the stored totals, no move lost or played twice.
 
-The server is ``daphne`` in a separate process in the one-command local mode (SQLite file, in-memory
-channel layer, in-process clock); the test talks to it as a browser would: HTTP with a session
-cookie and CSRF, and a WebSocket (the small standard-library client in wsclient.py).
+The server is ``daphne`` in a separate process in the one-command local mode (``support.server.sqlite_site``:
+SQLite file, in-memory channel layer, in-process clock); the test talks to it as a browser would: HTTP with a
+session cookie and CSRF, and a WebSocket (wsclient.py).
 """
 
 from __future__ import annotations
@@ -11,126 +11,29 @@ from __future__ import annotations
 import asyncio
 import html
 import json
-import os
 import re
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.server import Daphne, sqlite_site
 
 from games.engine import replay
 from games.engine.snapshot import load
 
 from .wsclient import PASSWORD, Browser, WebSocket
 
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON = Path(sys.executable)
 SEQ = re.compile(r'data-board-seq="(\d+)"')
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
 FLASH = re.compile(r'<div id="flash"[^>]*>(.*?)</div>', re.S)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Server:
-    """``daphne pocha_site.asgi:application`` on a SQLite file, started and killed at will."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.database = workdir / "pocha.sqlite3"
-        self.log_path = workdir / "server.log"
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
-        # (the table pauses off: these tests are about restarts, not about reading the table)
-        env.update(
-            DATABASE_URL=f"sqlite:///{self.database}",
-            POCHA_BOT_DELAY="0.05",
-            POCHA_TRICK_PAUSE="0",
-            POCHA_ROUND_PAUSE="0",
-            # a few games on a shared machine, about restarts: never «Sala llena» (test_capacity sheds load)
-            POCHA_SHED_LOOP_LAG="0",
-            POCHA_SHED_DB_WAIT="0",
-            POCHA_SHED_CPU="0",
-            POCHA_SHED_MOVE_TIME="0",
-            POCHA_SHED_HTTP_WAIT="0",
-            DJANGO_SETTINGS_MODULE="pocha_site.settings",
-            PYTHONUNBUFFERED="1",
-        )
-        self.env = env
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [str(PYTHON), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=180
-        )
-        assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    def start(self) -> None:
-        assert self.process is None or self.process.poll() is not None
-        with open(self.log_path, "ab") as log:
-            log.write(f"\n==== starting daphne on port {self.port} ====\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(
-                [
-                    str(PYTHON.with_name("daphne")),
-                    "-b",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                    "pocha_site.asgi:application",
-                ],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        end = time.monotonic() + 60
-        while True:
-            assert self.process.poll() is None, "the server exited:\n" + self.log
-            try:
-                with urllib.request.urlopen(self.origin + "/", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            assert time.monotonic() < end, "the server did not answer:\n" + self.log
-            time.sleep(0.2)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown code runs, timers armed in memory are lost."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-        with open(self.log_path, "ab") as log:
-            log.write(b"\n==== killed (SIGKILL) ====\n")
-
-
 class TableTab:
     """The table page's socket: the latest board, and the moves it offers."""
 
-    def __init__(self, server: Server, browser: Browser, table_id: int) -> None:
+    def __init__(self, server: Daphne, browser: Browser, table_id: int) -> None:
         self.server = server
         self.browser = browser
         self.table_id = table_id
@@ -197,7 +100,7 @@ class Me:
         self.in_flight = 0
         self.turn = 0
 
-    async def play_turns(self, tab: TableTab, turns: int | None, *, kill_after_send: Server | None = None) -> None:
+    async def play_turns(self, tab: TableTab, turns: int | None, *, kill_after_send: Daphne | None = None) -> None:
         """Play ``turns`` of my turns (None: to the end).  With ``kill_after_send``, the last move is sent
         and the server is killed at once, before its answer."""
         played = 0
@@ -225,24 +128,12 @@ def read_table(database: Path, table_id: int) -> dict[str, Any]:
             "SELECT status, state, seq, turn_seat, due_at FROM games_table WHERE id = ?", (table_id,)
         ).fetchone()
         rounds = db.execute(
-            "SELECT id, number, points, auction_winner, trump_card, trump_suit, trump_by_clock "
-            "FROM games_round WHERE table_id = ? ORDER BY number",
+            "SELECT number, result FROM games_round WHERE table_id = ? ORDER BY number", (table_id,)
+        ).fetchall()
+        moves = db.execute(
+            "SELECT seq, round, seat, kind, value, by_clock, by_bot FROM games_move WHERE table_id = ? ORDER BY seq",
             (table_id,),
         ).fetchall()
-        bids = {
-            r[0]: db.execute(
-                'SELECT "index", seat, amount, by_clock, by_bot FROM games_bid WHERE round_id = ? ORDER BY "index"',
-                (r[0],),
-            ).fetchall()
-            for r in rounds
-        }
-        plays = {
-            r[0]: db.execute(
-                'SELECT "index", seat, card, by_clock, by_bot FROM games_play WHERE round_id = ? ORDER BY "index"',
-                (r[0],),
-            ).fetchall()
-            for r in rounds
-        }
         seat = db.execute(
             "SELECT sockets, timeouts, away FROM games_seat WHERE table_id = ? AND position = 0", (table_id,)
         ).fetchone()
@@ -253,15 +144,14 @@ def read_table(database: Path, table_id: int) -> dict[str, Any]:
         "turn_seat": turn_seat,
         "due_at": due_at,
         "rounds": rounds,
-        "bids": bids,
-        "plays": plays,
+        "moves": moves,
         "seat0": seat,
     }
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Any:
-    server = Server(tmp_path)
+    server = sqlite_site(tmp_path)
     try:
         yield server
     finally:
@@ -269,7 +159,7 @@ def server(tmp_path: Path) -> Any:
         print("---- server log ----\n" + server.log[-30000:])
 
 
-async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: Server) -> None:
+async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: Daphne) -> None:
     server.manage("migrate", "--no-input")
     server.manage(
         "shell",
@@ -332,33 +222,27 @@ async def test_server_killed_mid_game_resumes_and_finishes_consistently(server: 
     stored = read_table(server.database, table_id)
     assert stored["status"] == "finished"
 
-    # the record replays to the stored totals: the engine snapshot and the rounds' points
+    # the record replays to the stored totals: the table's state and the rounds' results
     game = load(stored["state"])
     replayed = replay(record)
     assert replayed.game.is_over and game.is_over
     assert replayed.game.totals == game.totals
-    points = [json.loads(r[2]) for r in stored["rounds"]]
+    points = [json.loads(result)["points"] for _number, result in stored["rounds"]]
     assert [sum(p[seat] for p in points) for seat in range(3)] == list(game.totals)
 
-    # every move is stored once, in order, and the rows are the record's moves
+    # every move is stored once, in order, and the log's moves are the record's
     assert len(stored["rounds"]) == len(record["rounds"]) == len(game.schedule)
-    for row, entry in zip(stored["rounds"], record["rounds"]):
-        bids, plays = stored["bids"][row[0]], stored["plays"][row[0]]
-        assert [b[0] for b in bids] == list(range(len(entry["bids"])))
-        assert [b[2] for b in bids] == entry["bids"]
-        assert [p[0] for p in plays] == list(range(len(entry["plays"])))
-        assert [p[2] for p in plays] == entry["plays"]
+    seqs = [m[0] for m in stored["moves"]]
+    assert seqs == sorted(set(seqs))
+    for (number, _result), entry in zip(stored["rounds"], record["rounds"]):
+        moves = [m for m in stored["moves"] if m[1] == number]
+        assert [int(m[4]) for m in moves if m[3] == "b"] == entry["bids"]
+        assert [m[4] for m in moves if m[3] == "p"] == entry["plays"]
+        assert [m[4] for m in moves if m[3] == "t"] == ([entry["trump_suit"]] if "trump_suit" in entry else [])
     # my own decisions: every acknowledged one is there once; the one in flight at the kill at most once
-    mine = sum(
-        1
-        for rows in (*stored["bids"].values(), *stored["plays"].values())
-        for row in rows
-        if row[1] == 0 and not row[3] and not row[4]
-    )
-    mine += sum(1 for r in stored["rounds"] if r[3] == 0 and r[4] is None and r[5] is not None and not r[6])
+    mine = sum(1 for m in stored["moves"] if m[2] == 0 and not m[5] and not m[6])
     assert me.acknowledged <= mine <= me.acknowledged + me.in_flight, (me.acknowledged, me.in_flight, mine)
     # nobody's clock ran out: every other move was a bot's
-    for rows in (*stored["bids"].values(), *stored["plays"].values()):
-        for _index, seat, _value, by_clock, by_bot in rows:
-            assert not by_clock
-            assert bool(by_bot) == (seat != 0)
+    for _seq, _round, seat, _kind, _value, by_clock, by_bot in stored["moves"]:
+        assert not by_clock
+        assert bool(by_bot) == (seat != 0)

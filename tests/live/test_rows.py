@@ -1,4 +1,4 @@
-"""``games.rows``, the move path's plain-SQL reads and writes, against the ORM's own: the same instances
+"""``games.table.rows``, the move path's plain-SQL reads and writes, against the ORM's own: the same instances
 field by field (the engine's JSON, datetimes, a seat's bot log, on SQLite and on PostgreSQL alike), the
 same rows written, the person's suspension read with their seat, and nothing for what is not there."""
 
@@ -14,14 +14,16 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Profile
-from games import actions, rows, selectors, timers
 from games.engine import default_action
 from games.engine.snapshot import dump, load
-from games.models import Bid, Play, Seat, Table, Trick, Watcher
+from games.live import timers
+from games.models import Move, Seat, Table, Watcher
+from games.table import actions, history, rows
+from games.table import snapshot as snapshots
 
 from .helpers import person, seated_table
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
@@ -80,12 +82,12 @@ def test_the_seats_and_the_spectators_in_one_statement() -> None:
     stranger = person("mirona-filas")
     Watcher.objects.create(table_id=table_id, user=stranger, channel_name="c-1")
     with CaptureQueriesContext(connection) as queries:
-        seats, spectators = rows.seats_with_spectators(table_id, selectors.SPECTATORS_SQL.format(table="%s"))
+        seats, spectators = rows.seats_with_spectators(table_id, snapshots.SPECTATORS_SQL.format(table="%s"))
     assert len(queries.captured_queries) == 1
     assert [values(s) for s in seats] == [values(s) for s in Seat.objects.filter(table_id=table_id)]
     assert [s.position for s in seats] == [0, 1, 2, 3]
-    assert spectators == 1 == selectors.spectator_count(table_id)
-    assert rows.seats_with_spectators(table_id + 1000, selectors.SPECTATORS_SQL.format(table="%s")) == ([], None)
+    assert spectators == 1 == snapshots.spectator_count(table_id)
+    assert rows.seats_with_spectators(table_id + 1000, snapshots.SPECTATORS_SQL.format(table="%s")) == ([], None)
 
 
 def test_the_update_writes_what_the_orms_update_writes() -> None:
@@ -111,39 +113,57 @@ def test_the_update_writes_what_the_orms_update_writes() -> None:
     assert mine["due_at"] is not None and abs(mine["due_at"] - due) < timedelta(milliseconds=1)
 
 
-def test_a_card_played_is_the_row_the_orm_would_write() -> None:
-    """Cards through ``do_action`` (``rows.insert_play``): each row names its round and trick, in order,
-    with the seat, the card and when; the trick's first card makes the trick's row."""
+def test_every_move_is_one_row_of_the_log_in_the_order_the_table_took_it() -> None:
+    """Bids and cards through ``do_action`` (``rows.insert_move``): each move is one row, with the seq the
+    table reached by it, the round, the seat whose turn it was, the kind and the value, made by nobody but
+    the person, and when; the rows in seq order replay to the table's state (``history.rebuild``)."""
     table_id, users = seated_table(4, 4, prefix="carta")
     started = timezone.now()
+    expected = []
     while True:
         table = Table.objects.get(pk=table_id)
-        if Play.objects.filter(round__table_id=table_id, round__number=table.round_number).count() >= 6:
+        game = load(table.state)
+        if table.round_number >= 2 and len(game.log[-1].plays) >= 5:
             break
         seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        action = default_action(game)
+        actions.do_action(table_id, seat.user, action, table.seq)
+        expected.append((table.seq + 1, game.number, table.turn_seat, *history.move_fields(action)))
+    moves = list(Move.objects.filter(table_id=table_id).order_by("seq"))
+    assert [(m.seq, m.round, m.seat, m.kind, m.value) for m in moves] == expected
+    assert all(not m.by_bot and not m.by_clock and started <= m.made_at <= timezone.now() for m in moves)
+    assert all(m.made_at.tzinfo is not None for m in moves)
+    table = Table.objects.get(pk=table_id)
+    assert history.current_state(history.rebuild(table)) == table.state
+
+
+def test_a_state_that_is_missing_is_rebuilt_from_the_log_and_the_game_goes_on() -> None:
+    """The table row's state is a cache: gone, the next move rebuilds it from the log (under the table's
+    lock) and the game goes on exactly as it would have."""
+    table_id, users = seated_table(4, 4, prefix="cache")
+    for _ in range(9):
+        table = Table.objects.get(pk=table_id)
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
         actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
-    game = load(Table.objects.get(pk=table_id).state)
-    plays = list(
-        Play.objects.filter(round__table_id=table_id, round__number=game.number).select_related("round", "trick")
-    )
-    assert [p.index for p in plays] == list(range(len(plays)))
-    assert [p.card for p in plays] == [str(card) for card in game.log[-1].plays[: len(plays)]]
-    assert all(0 <= p.seat < 4 for p in plays) and len({p.seat for p in plays[:4]}) == 4
-    for play in plays:
-        assert play.round.number == game.number and play.round.table_id == table_id
-        assert play.trick.number == play.index // 4 + 1 and play.trick.round_id == play.round_id
-        assert not play.by_bot and not play.by_clock
-        assert started <= play.created_at <= timezone.now() and play.created_at.tzinfo is not None
-    assert Trick.objects.filter(round__table_id=table_id, round__number=game.number).count() == (len(plays) + 3) // 4
+    table = Table.objects.get(pk=table_id)
+    kept = load(table.state)
+    action = default_action(kept)
+    kept.apply(action)
+    Table.objects.filter(pk=table_id).update(state=None)
+    seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+    actions.do_action(table_id, seat.user, action, table.seq)
+    assert Table.objects.get(pk=table_id).state == history.current_state(kept)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL only")
 def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection() -> None:
-    """After a few moves the lock, the person's seat and the seats are prepared statements of the
-    connection, run on their generic plan (not planned again at every move), while the ORM's own queries
-    stay unprepared; the rows read are still the ORM's."""
+    """After a few moves the lock, the person's seat, the seats and the table's update are prepared
+    statements of the connection (``server_side_binding`` and ``prepare_threshold`` in the database's
+    options: Django's and psycopg's public settings), run on their generic plan, not planned again at every
+    move; the rows read are still the ORM's."""
+    assert connection.features.uses_server_side_binding
     table_id, _users = game_under_way()
-    for _ in range(8):
+    for _ in range(16):
         table = Table.objects.get(pk=table_id)
         seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
         actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
@@ -157,38 +177,4 @@ def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection
     for found in (lock, seats, person_seat, updates):
         assert len(found) >= 1, prepared
     assert lock[0][1] >= 1 and seats[0][1] >= 1 and person_seat[0][1] >= 1  # generic plans in use
-    assert not [p for p in prepared if "games_table" in p[0] and '"games_table"."id"' in p[0]]  # the ORM's
     assert values(Table.objects.get(pk=table_id)) == values(rows.lock_table(table_id))  # type: ignore[arg-type]
-
-
-def test_bids_and_tricks_are_the_rows_the_orm_would_write() -> None:
-    """Bids (``rows.insert_bid``) and tricks (``rows.insert_trick``, ``rows.set_trick_winner``) through
-    ``do_action``: each bid names its round, its order, the seat and the amount; each complete trick its
-    leader and the engine's winner, the trick under way none yet."""
-    table_id, _users = seated_table(4, 4, prefix="pedir")
-    started = timezone.now()
-    while True:
-        table = Table.objects.get(pk=table_id)
-        game = load(table.state)
-        if table.round_number >= 2 and Play.objects.filter(round__table_id=table_id, round__number=2).count() >= 5:
-            break
-        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
-        actions.do_action(table_id, seat.user, default_action(game), table.seq)
-    for number in (1, 2):
-        bids = list(Bid.objects.filter(round__table_id=table_id, round__number=number).order_by("index"))
-        assert [b.amount for b in bids] == game.log[number - 1].bids, number
-        assert [b.index for b in bids] == list(range(len(bids))) and len({b.seat for b in bids}) == len(bids) == 4
-        assert all(b.round.table_id == table_id and b.round.number == number for b in bids)
-        assert all(not b.by_bot and not b.by_clock and started <= b.created_at <= timezone.now() for b in bids)
-        tricks = list(Trick.objects.filter(round__table_id=table_id, round__number=number).order_by("number"))
-        assert [t.number for t in tricks] == list(range(1, len(tricks) + 1)) and tricks
-        plays = list(Play.objects.filter(round__table_id=table_id, round__number=number).order_by("index"))
-        for i, trick in enumerate(tricks):
-            cards = [p for p in plays if p.trick_id == trick.pk]
-            assert cards[0].seat == trick.leader
-            if len(cards) < 4:
-                assert trick.winner is None  # the trick under way
-            elif i + 1 < len(tricks):
-                assert trick.winner == tricks[i + 1].leader  # the winner leads the next trick
-            else:
-                assert trick.winner is not None and trick.winner in {c.seat for c in cards}

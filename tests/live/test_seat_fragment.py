@@ -1,4 +1,4 @@
-"""The seats on the felt and the cards of a hand are drawn once per look (``games.seats``): a board
+"""The seats on the felt and the cards of a hand are drawn once per look (``games.read.seats``): a board
 drawn with the kept seats and cards is the board drawn afresh, for every viewer, in both languages, all
 through a game; and the keys cover everything the seat's and the card's templates show."""
 
@@ -11,14 +11,18 @@ import pytest
 from django.conf import settings
 from django.utils.translation import override
 
-from games import actions, seats, selectors, timers
 from games.engine import default_action
 from games.engine.snapshot import load
+from games.live import timers
 from games.models import Seat, Table
+from games.read import board as board_view
+from games.read import seats
+from games.table import actions
+from games.table import snapshot as snapshots
 
 from .helpers import seated_table
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 TEMPLATE = Path(settings.BASE_DIR) / "jinja2/games/_seat.html"
 
@@ -55,15 +59,15 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
     seats._drawn.cache_clear()
     seats._card_drawn.cache_clear()
     while True:
-        snapshot = selectors.load_snapshot(table_id)
+        snapshot = snapshots.load_snapshot(table_id)
         assert snapshot is not None
         for language in ("es", "en"):
             for viewer in viewers:
-                kept = selectors.render_snapshot(snapshot, viewer, language)  # with the seats kept so far
+                kept = board_view.render_snapshot(snapshot, viewer, language)  # with the seats kept so far
                 with monkeypatch.context() as afresh_only:
                     afresh_only.setattr(seats, "_drawn", seats._drawn.__wrapped__)
                     afresh_only.setattr(seats, "_card_drawn", seats._card_drawn.__wrapped__)
-                    afresh = selectors.render_snapshot(snapshot, viewer, language)
+                    afresh = board_view.render_snapshot(snapshot, viewer, language)
                 assert kept == afresh, (moves, language, viewer)
                 boards += 1
         table = Table.objects.get(pk=table_id)
@@ -82,14 +86,14 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
 def test_a_seat_is_drawn_in_the_language_it_is_kept_for(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(timers, "arm", lambda *args, **kwargs: None)
     table_id, users = seated_table(4, 4, prefix="idioma")
-    snapshot = selectors.load_snapshot(table_id)
+    snapshot = snapshots.load_snapshot(table_id)
     assert snapshot is not None
-    spanish = selectors.render_snapshot(snapshot, users[0].pk, "es")
-    english = selectors.render_snapshot(snapshot, users[0].pk, "en")
+    spanish = board_view.render_snapshot(snapshot, users[0].pk, "es")
+    english = board_view.render_snapshot(snapshot, users[0].pk, "en")
     assert spanish is not None and english is not None
     assert ">tú<" in spanish[1] and ">you<" in english[1]
     with override("en"):  # the language active when drawing decides, not the one kept last
-        assert ">tú<" not in selectors.render_snapshot(snapshot, users[0].pk, "en")[1]
+        assert ">tú<" not in board_view.render_snapshot(snapshot, users[0].pk, "en")[1]
 
 
 @pytest.mark.parametrize("language", ["es", "en"])
@@ -122,6 +126,6 @@ def test_the_kept_bot_level_name_is_the_tables_own_in_each_language() -> None:
     for language in ("es", "en"):
         for level in LEVELS:
             with override(language):
-                assert selectors.bot_level_name(level, language) == Table(bot_level=level).get_bot_level_display()
-    assert selectors.bot_level_name(DIFICIL, "es") == "difícil"
-    assert selectors.bot_level_name(DIFICIL, "en") != "difícil"  # kept per language
+                assert board_view.bot_level_name(level, language) == Table(bot_level=level).get_bot_level_display()
+    assert board_view.bot_level_name(DIFICIL, "es") == "difícil"
+    assert board_view.bot_level_name(DIFICIL, "en") != "difícil"  # kept per language

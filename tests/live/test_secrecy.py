@@ -13,6 +13,7 @@ dealer's hand), or a card already played at the ``seq`` the payload was drawn at
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,9 +22,10 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from games import actions
 from games.engine import ALL_CARDS
-from games.models import Play, Round, Table
+from games.live import hub
+from games.models import Move, Round, Table
+from games.table import rows
 
 from .helpers import SEQ, Tab, is_board, person, seated_table, settle
 
@@ -96,33 +98,69 @@ class CommitLog:
     """What every commit of a table's ``seq`` left: ``(round number, plays made in it)``, or None
     when the game did not change (a seat taken, a socket opened or closed: ``seq`` moves on all the same).
 
-    Installed around ``actions._commit``, through which every change passes inside its transaction,
-    so the entry for ``seq`` is exactly what a page drawn at ``seq`` was drawn from.
+    Installed around ``rows.update_table``, through which every change's commit (``actions.common.commit``)
+    writes the table inside its transaction, so the entry for ``seq`` is exactly what a page drawn at
+    ``seq`` was drawn from.
     """
 
     def __init__(self) -> None:
         self.entries: dict[tuple[int, int], tuple[int, int] | None] = {}
+        #: Every table event sent between processes, as JSON (``install_hub_log``).
+        self.events: list[str] = []
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        original = actions._commit
+        original = rows.update_table
 
-        def recording_commit(table: Table, old_seq: int, **fields: Any) -> actions.Changed:
-            changed = original(table, old_seq, **fields)
+        def recording_update(table_id: int, old_seq: int, fields: dict[str, Any]) -> int:
+            updated = original(table_id, old_seq, fields)
             entry = None
             if fields.get("state") is not None:
                 number = fields["round_number"]
-                entry = (number, Play.objects.filter(round__table_id=table.pk, round__number=number).count())
-            self.entries[(table.pk, changed.seq)] = entry
-            return changed
+                entry = (number, Move.objects.filter(table_id=table_id, round=number, kind=Move.Kind.PLAY).count())
+            self.entries[(table_id, old_seq + 1)] = entry
+            return updated
 
-        monkeypatch.setattr(actions, "_commit", recording_commit)
+        monkeypatch.setattr(rows, "update_table", recording_update)
 
 
 @pytest.fixture
 def commits(monkeypatch: pytest.MonkeyPatch) -> CommitLog:
     log = CommitLog()
     log.install(monkeypatch)
+    install_hub_log(log, monkeypatch)
     return log
+
+
+def install_hub_log(log: CommitLog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every table event sent between server processes (``hub.publish``, ``hub.publish_sync``), as the JSON
+    another process receives: a change, a redraw, a phrase."""
+    published, published_sync = hub.publish, hub.publish_sync
+
+    async def recording(event: dict[str, Any]) -> None:
+        log.events.append(json.dumps(event))
+        await published(event)
+
+    def recording_sync(event: dict[str, Any]) -> None:
+        log.events.append(json.dumps(event))
+        published_sync(event)
+
+    monkeypatch.setattr(hub, "publish", recording)
+    monkeypatch.setattr(hub, "publish_sync", recording_sync)
+
+
+def check_events(table_id: int, timeline: Timeline, log: CommitLog) -> int:
+    """No event between processes names a card nobody may see yet: each event at ``seq`` names only the
+    cards public at that seq (the trump card, the cards played), as a spectator's board would; returns
+    how many of the table's events carried a move."""
+    moves = 0
+    for text in log.events:
+        event = json.loads(text)
+        if event.get("table") != table_id or "seq" not in event:
+            continue
+        leaked = cards_named(text) - timeline.allowed(None, int(event["seq"])) if event["seq"] else cards_named(text)
+        assert not leaked, f"an event at seq {event['seq']} named {sorted(leaked)}: {text[:3000]}"
+        moves += (event.get("snapshot") or {}).get("game") == "move"
+    return moves
 
 
 @dataclass
@@ -166,7 +204,10 @@ def read_timeline(table_id: int, log: CommitLog) -> Timeline:
     table = Table.objects.get(pk=table_id)
     assert table.status == Table.Status.FINISHED
     rounds = list(Round.objects.filter(table=table).order_by("number"))
-    plays = {r.number: [(p.seat, p.card) for p in Play.objects.filter(round=r).order_by("index")] for r in rounds}
+    plays = {
+        r.number: [(m.seat, m.value) for m in Move.objects.filter(table=table, round=r.number, kind=Move.Kind.PLAY)]
+        for r in rounds
+    }
     at_seq: dict[int, tuple[int, int] | None] = {}
     current: tuple[int, int] | None = None
     for seq in range(1, table.seq + 1):
@@ -375,6 +416,8 @@ async def secret_game(
 
     timeline, payloads = await finish(game, log)
     stats = check_payloads(game, timeline, payloads)
+    stats["event_moves"] = check_events(table_id, timeline, log)
+    assert stats["event_moves"] > 19, "the events carried the moves (and no hand)"
     check_mutation(timeline, payloads, list(range(len(humans))))
     # the run really covered what it claims
     assert game.stale_sent >= 3 and game.illegal_sent >= 3
@@ -387,9 +430,8 @@ async def secret_game(
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_two_people_two_bots_and_a_spectator_see_only_what_they_may(
-    commits_without_fsync: None, fast_bots: None, commits: CommitLog
-) -> None:
+@pytest.mark.smoke  # make test's secrecy check
+async def test_two_people_two_bots_and_a_spectator_see_only_what_they_may(fast_bots: None, commits: CommitLog) -> None:
     """Four seats: a Spanish and an English player, two bots, and an English-speaking spectator."""
     game, stats = await secret_game(4, ["es", "en"], "en", commits)
     assert stats["own_hands_seen"] > 2 * 19
@@ -397,9 +439,7 @@ async def test_two_people_two_bots_and_a_spectator_see_only_what_they_may(
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("size", [3, 6])
-async def test_one_person_among_bots_sees_only_what_they_may(
-    size: int, commits_without_fsync: None, fast_bots: None, commits: CommitLog
-) -> None:
+async def test_one_person_among_bots_sees_only_what_they_may(size: int, fast_bots: None, commits: CommitLog) -> None:
     """Three seats (24-card deck) and six (the dealer rests; the 8-card trump is the seat at the dealer's right)."""
     game, stats = await secret_game(size, ["es"], None, commits)
     assert stats["own_hands_seen"] > 19
@@ -407,7 +447,7 @@ async def test_one_person_among_bots_sees_only_what_they_may(
 
 @pytest.mark.django_db(transaction=True)
 async def test_the_card_room_payloads_leak_nothing_with_the_table_pauses(
-    settings: Any, commits_without_fsync: None, fast_bots: None, commits: CommitLog
+    settings: Any, fast_bots: None, commits: CommitLog
 ) -> None:
     """With the pauses on (short), boards also show each completed trick held up with its winner, and each
     round's last trick with its result before the next deal; the seats' cards on the felt (the slide and

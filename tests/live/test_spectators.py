@@ -1,6 +1,6 @@
 """Spectators: anyone logged in may watch a public table and sees of the hands exactly what a seated
 player sees of the others' (nothing), with no move to make; the table counts the people watching
-(``watchers.spectators``) and redraws everyone's board when that number changes.
+(``games.table.snapshot.spectator_count``) and redraws everyone's board when that number changes.
 
 The board's layout is not asserted on (it is drawn elsewhere): only its seq, the moves it offers
 (``ws-send`` controls) and the cards it names.
@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
-from games import actions, hub, talk, watchers
-from games.models import Play, Round, Table, Watcher
+from games.live import hub, presence, watchers
+from games.models import Move, Round, Table, Watcher
+from games.table import actions, talk
 
 from .helpers import Tab, flash_message, is_board, person, seated_table, settle
 from .talk_helpers import (  # noqa: F401 (fixtures)
@@ -31,7 +33,7 @@ from .talk_helpers import (  # noqa: F401 (fixtures)
 )
 from .test_secrecy import CommitLog, Payload, board_seq, cards_named, commits, fast_bots, read_timeline  # noqa: F401
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def visible_to_all(table_id: int) -> set[str]:
@@ -40,7 +42,9 @@ def visible_to_all(table_id: int) -> set[str]:
     current = Round.objects.filter(table=table, number=table.round_number).first()
     if current is None:
         return set()
-    cards = set(Play.objects.filter(round=current).values_list("card", flat=True))
+    cards = set(
+        Move.objects.filter(table=table, round=current.number, kind=Move.Kind.PLAY).values_list("value", flat=True)
+    )
     if current.trump_card:
         cards.add(current.trump_card)
     return cards
@@ -234,7 +238,7 @@ async def test_prune_deletes_stale_rows_only() -> None:
         Watcher.objects.filter(channel_name="viejo").update(
             seen_at=Watcher.objects.get(channel_name="viejo").seen_at - timedelta(hours=2)
         )
-        deleted = watchers.prune(timedelta(hours=1))
+        deleted = presence.sweep_dead(timezone.now() - timedelta(hours=1)).rows
         return deleted, Watcher.objects.filter(table_id=table_id).count()
 
     assert await database_sync_to_async(rows)() == (1, 1)

@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
-from accounts import moderation
-from games import talk
+from accounts.models import Profile
 from games.engine import ALL_CARDS
 from games.models import Seat
+from games.read import talk as talk_view
+from games.table import talk
 
 from .helpers import Tab, is_board, person, seated_table, settle, table_fingerprint
 from .talk_helpers import Said, is_talk, parse_talk, quiet, talk_limits, talk_of  # noqa: F401 (a fixture)
@@ -33,7 +35,7 @@ NOT_A_PLAYER = "Solo los jugadores de la mesa pueden hablar."
 TOO_MANY = "Demasiados mensajes: espera un momento."
 MALFORMED = "Mensaje no válido."
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("commits_without_fsync", "talk_limits")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("talk_limits")]
 
 
 @dataclass
@@ -116,19 +118,19 @@ def test_the_phrases() -> None:
     codes = [code for code, _text in talk.PHRASES]
     assert 10 <= len(codes) <= 12 and len(set(codes)) == len(codes)
     assert all(re.fullmatch(r"[a-z]+", code) and len(code) <= talk.MAX_CODE for code in codes)
-    spanish = talk.phrases_context("es")
+    spanish = talk_view.phrases_context("es")
     assert [p["code"] for p in spanish] == codes
     assert {"code": "suerte", "text": "¡Suerte!"} in spanish
     assert {"code": "rapido", "text": "¿Jugamos un poco más rápido?"} in spanish
     assert {"code": "risa", "text": "😄"} in spanish
-    assert [p["code"] for p in talk.phrases_context("en")] == codes
+    assert [p["code"] for p in talk_view.phrases_context("en")] == codes
 
 
 def test_the_frame_shape_and_escaping() -> None:
-    assert talk.render_talk(2, "suerte", "Lola", "es") == (
+    assert talk_view.render_talk(2, "suerte", "Lola", "es") == (
         '<div id="talk-event" data-talk-seat="2" data-talk-phrase="suerte" data-talk-name="Lola">¡Suerte!</div>'
     )
-    frame = talk.render_talk(0, "bien", 'Lo"la <b>&', "es")
+    frame = talk_view.render_talk(0, "bien", 'Lo"la <b>&', "es")
     assert 'data-talk-name="Lo&quot;la &lt;b&gt;&amp;"' in frame and "<b>" not in frame
     assert parse_talk(frame) == Said(0, "bien", 'Lo"la <b>&', "¡Bien jugado!")
 
@@ -138,7 +140,7 @@ def test_no_phrase_names_a_card() -> None:
     for language in ("es", "en"):
         for code, _text in talk.PHRASES:
             for seat in range(6):
-                assert cards_named(talk.render_talk(seat, code, f"charla{seat}", language)) == set()
+                assert cards_named(talk_view.render_talk(seat, code, f"charla{seat}", language)) == set()
 
 
 # -- over the socket ------------------------------------------------------------------------------
@@ -235,11 +237,19 @@ async def test_someone_not_logged_in_cannot_even_connect() -> None:
         assert anonymous.refused == 4401
 
 
+def suspend_quietly(user_id: int, moderator: Any) -> None:
+    """What ``moderation.suspend`` writes, without telling the tables (which closes the person's sockets)."""
+    Profile.objects.update_or_create(
+        user_id=user_id,
+        defaults={"suspended_at": timezone.now(), "suspended_reason": "insultos", "suspended_by_id": moderator.pk},
+    )
+
+
 async def test_a_suspended_player_cannot_talk() -> None:
     async with room() as place:
         moderator = await database_sync_to_async(person)("moderadora")
-        # suspended without the push that closes their sockets: the phrase itself must be refused
-        await database_sync_to_async(moderation.suspend)(place.users[0].pk, moderator, "insultos")
+        # the suspension's flag alone, before the push that closes their sockets: the phrase itself is refused
+        await database_sync_to_async(suspend_quietly)(place.users[0].pk, moderator)
         await refused(
             place, place.players[0], {"action": "say", "value": "suerte"}, "Tu cuenta está suspendida: insultos"
         )
@@ -275,5 +285,5 @@ async def test_the_rate_limit_holds_across_two_sockets_of_one_person() -> None:
 def test_cards_are_not_in_the_phrases_themselves() -> None:
     names = {n for card in ALL_CARDS for n in (card.name_es, card.name_en, str(card))}
     for language in ("es", "en"):
-        for phrase in talk.phrases_context(language):
+        for phrase in talk_view.phrases_context(language):
             assert phrase["text"] not in names and phrase["code"] not in names

@@ -15,11 +15,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from games import actions
 from games.engine import levels
 from games.engine.snapshot import load
 from games.engine.view import seat_view
 from games.models import Seat, Table
+from games.table import actions
 
 
 class Command(BaseCommand):

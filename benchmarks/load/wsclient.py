@@ -1,0 +1,79 @@
+"""The one WebSocket client of the load tool (``run.py``) and of the tests that talk to a real server over
+TCP (``tests/live/wsclient.py`` re-exports it): the ``websockets`` library, as a browser tab's table socket.
+
+It behaves as the page's socket does and adds nothing the page does not: no compression is offered (the
+server's CPU per move is what the load tool measures), no keepalive pings (a busy server under load must
+not see its clients hang up because a pong came late), no proxy from the environment (the server is on
+127.0.0.1).  Text frames only: ``recv`` gives the next message (``str``, or ``bytes`` with
+``decode=False``), or None once the connection is closed; every failure to connect, or to send on a
+closed connection, is a ``ConnectionError``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, overload
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+#: The largest message accepted (a late round's board for one seat is a few kB).
+MAX_SIZE = 2**22
+
+
+class WebSocket:
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+
+    @classmethod
+    async def connect(
+        cls, port: int, path: str, headers: dict[str, str], *, host: str = "127.0.0.1", timeout: float = 15
+    ) -> WebSocket:
+        """Open ``ws://host:port/path`` with ``headers`` (``Origin``, ``Cookie``) and wait for the handshake."""
+        try:
+            connection = await connect(
+                f"ws://{host}:{port}{path}",
+                additional_headers=headers,
+                compression=None,
+                ping_interval=None,
+                proxy=None,
+                open_timeout=timeout,
+                max_size=MAX_SIZE,
+                user_agent_header=None,
+            )
+        except (InvalidHandshake, ConnectionClosed) as error:
+            raise ConnectionError(f"handshake refused: {error}") from error
+        return cls(connection)
+
+    @property
+    def closed(self) -> bool:
+        return self.connection.close_code is not None
+
+    @property
+    def local_port(self) -> int:
+        """The client's end of the TCP connection (which server process holds it: ``tests/faults``)."""
+        return int(self.connection.local_address[1])
+
+    async def send(self, payload: dict[str, Any] | list[Any] | str) -> None:
+        try:
+            await self.connection.send(payload if isinstance(payload, str) else json.dumps(payload))
+        except ConnectionClosed as error:
+            raise ConnectionError(f"the socket is closed: {error}") from error
+
+    @overload
+    async def recv(self) -> str | None: ...
+    @overload
+    async def recv(self, decode: bool) -> str | bytes | None: ...
+
+    async def recv(self, decode: bool = True) -> str | bytes | None:
+        """The next message (bytes with ``decode=False``: the load tool's regular expressions read bytes);
+        None once the connection is closed.  Safe to cancel (``asyncio.wait_for``)."""
+        try:
+            return await self.connection.recv(decode=decode)
+        except ConnectionClosed:
+            return None
+
+    async def close(self) -> None:
+        try:
+            await self.connection.close()
+        except (ConnectionError, OSError):
+            pass

@@ -1,0 +1,410 @@
+"""The table's WebSocket: a thin adapter from frames to actions, and from events to each viewer's fragments."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+
+from autobahn.exception import Disconnected
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from accounts import moderation
+from games.live import capacity, dispatch, hub, presence, push, timers
+from games.live.hotpath import db
+from games.read import board
+from games.read import talk as talk_view
+from games.table import access, actions, talk
+from games.table.snapshot import NotApplicable, Snapshot, apply_change, load_snapshot
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME = 4096
+
+
+def scope_language(scope: dict[str, Any]) -> str:
+    """The viewer's language: the language cookie, else Accept-Language, else Spanish."""
+    supported = [code for code, _name in settings.LANGUAGES]
+    cookies = scope.get("cookies") or {}
+    chosen = cookies.get(settings.LANGUAGE_COOKIE_NAME)
+    if chosen in supported:
+        return str(chosen)
+    for name, value in scope.get("headers") or []:
+        if name == b"accept-language":
+            for part in value.decode("latin-1").split(","):
+                code = part.split(";")[0].strip().lower()[:2]
+                if code in supported:
+                    return code
+    return settings.LANGUAGE_CODE
+
+
+class ConnectionFailed(Exception):
+    """A table socket could not be set up (logged already): the server closes it with 1011."""
+
+
+class TableConsumer(AsyncWebsocketConsumer):
+    """One socket showing one table.  Whatever fails in it is logged and handled: the socket's row and
+    groups are undone on every way out (a refused or failed connection, a clean close, an exception
+    escaping a handler, the task being cancelled), and a failed redraw leaves the socket open."""
+
+    table_id: int
+    user_id: int | None
+    language: str
+    sent_seq: int
+    #: How many rounds' results this socket's scoreboard shows (None: unknown, draw it).
+    shown_rounds: int | None = None
+    #: This socket's row is written (it counts as showing the table, and its person as present).
+    watching = False
+    #: The groups this socket has joined (discarded on the way out).
+    joined: tuple[str, ...] = ()
+    #: This socket hears its table's events (``games.live.hub``).
+    listening = False
+    #: The table's events not handled yet, handled one after the other (``deliver``).
+    _events: asyncio.Queue[dict[str, Any]] | None = None
+    _handler: asyncio.Task[None] | None = None
+    _main: asyncio.Task[Any] | None = None
+    _crash: BaseException | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self._main = asyncio.current_task()
+        try:
+            await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            if self._crash is not None:  # a table event's handler raised (``_handle_events``): as if here
+                raise self._crash from None
+            raise
+        finally:  # an exception escaped, or the task was cancelled: no disconnect ran
+            try:
+                await self.leave()
+            except BaseException:  # the loop is going away: the process's death will undo the rest
+                log.exception("table %s: leaving failed", getattr(self, "table_id", None))
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        self.user = user
+        self.user_id = user.pk
+        self.language = scope_language(self.scope)
+        self.sent_seq = -1
+        try:
+            self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        except (KeyError, TypeError, ValueError):
+            await self.close(code=4404)
+            return
+        await self.accept()
+        try:
+            await self.join_and_draw()
+        except Exception:
+            log.exception("table %s: connection of user %s failed", self.table_id, self.user_id)
+            await self.leave()
+            await self.close_failed()
+
+    async def join_and_draw(self) -> None:
+        # Join the person's group before looking at their suspension: one written in between is then
+        # either seen here or heard there.
+        await self.join(push.user_group(self.user_id))
+        reason = await db(moderation.suspension_reason, self.user_id)
+        if reason is not None:
+            await self.refuse_suspended(reason)
+            return
+        if not await db(access.can_view_id, self.table_id, self.user):
+            # A private table is, to anyone not at it, a table that does not exist.
+            await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
+            return
+        # Counted (as watching, and present if seated) before hearing the table's events (``games.live.hub``):
+        # the redraw pushed for everyone else does not come back to this socket, whose first board (drawn
+        # after registering, so no change is missed) already counts it.
+        try:
+            await db(presence.open_socket, self.table_id, self.user_id, self.channel_name)
+        except actions.ActionError as error:  # too many sockets: nothing was written
+            await self.refuse(error, 4429)
+            return
+        self.watching = True
+        self.listening = True  # before: a registration that fails half way is undone too
+        await hub.register(self.table_id, self)
+        if not await self.send_board():
+            await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
+
+    async def close_failed(self) -> None:
+        """Close with 1011 (a server error), which the page's socket answers by connecting again.  Daphne
+        refuses that code from an application (only 1000 and 3000-4999) and sends it itself for one that
+        raised: then the refusal is raised on."""
+        try:
+            await self.close(code=1011)
+        except Exception as refused:
+            raise ConnectionFailed("closed with 1011") from refused
+
+    async def join(self, group: str) -> None:
+        self.joined = (*self.joined, group)  # before: a join that fails half way is discarded too
+        await self.channel_layer.group_add(group, self.channel_name)
+
+    async def refuse(self, error: actions.ActionError, code: int) -> None:
+        """Say why to this socket alone, undo what it joined and wrote, and close it."""
+        await self.send_error(error)
+        await self.leave()
+        await self.close(code=code)
+
+    async def leave(self) -> None:
+        """Undo what the socket joined and wrote (idempotent: any way out may call it again)."""
+        if self.listening:
+            self.listening = False
+            hub.unregister(self.table_id, self)
+            if not hub.listeners(self.table_id):
+                forget_table(self.table_id)
+        joined, self.joined = self.joined, ()
+        for group in joined:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:  # the channel layer is down: its group expiry forgets the channel
+                log.exception("table %s: leaving group %s failed", getattr(self, "table_id", None), group)
+        if self.watching:
+            self.watching = False
+            try:
+                await db(presence.close_socket, self.channel_name)
+            except Exception:  # the process's next beats delete the row (``presence.check_own_rows``)
+                log.exception("table %s: presence update failed", self.table_id)
+
+    async def disconnect(self, code: int) -> None:
+        await self.leave()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            if text_data is None or len(text_data) > MAX_FRAME:
+                raise ValueError
+            data = json.loads(text_data)
+            if not isinstance(data, dict):
+                raise ValueError
+        except (ValueError, RecursionError):  # RecursionError: a few KB of nested brackets
+            await self.answer(actions.ActionError("malformed", _("Mensaje no válido.")))
+            return
+        data.pop("HEADERS", None)
+        if data.get("action") == "say":  # table talk: not a move, parse_request does not know it
+            await self.say(data.get("value"))
+            return
+        try:
+            verb, action, seq = actions.parse_request(data)
+            if verb == "resync":
+                await self.send_board(force=True)
+                return
+            if action is not None:
+                started = time.monotonic()
+                try:
+                    await db(actions.do_action, self.table_id, self.user, action, seq)
+                finally:
+                    capacity.note_move(time.monotonic() - started)
+            else:
+                await db(actions.ACTIONS_BY_VERB[verb], self.table_id, self.user, seq)
+                if verb == "sit":  # a seat taken from an open socket: its person is present at once
+                    await db(presence.refresh, self.table_id, self.user_id)
+        except actions.ActionError as error:
+            await self.answer(error)
+        except Exception:
+            log.exception("table %s: frame failed", getattr(self, "table_id", None))
+            await self.answer(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+
+    async def answer(self, error: actions.ActionError) -> None:
+        """Tell this socket alone why its frame was refused (and redraw it first if its page was stale)."""
+        try:
+            if error.resync:
+                await self.send_board(force=True)
+            await self.send_error(error)
+        except Exception:  # the answer is lost, the socket is not
+            log.exception("table %s: answering a frame failed", getattr(self, "table_id", None))
+
+    async def say(self, value: Any) -> None:
+        """A preset phrase from a person seated here, to everyone at the table; errors to the sender alone."""
+        try:
+            phrase = talk.parse_phrase(value)
+            position = await db(talk.check_say, self.table_id, self.user_id)
+            if not await db(talk.allow, self.user_id):
+                raise talk.too_many()
+            await dispatch.say(self.table_id, position, phrase)
+        except actions.ActionError as error:
+            await self.answer(error)
+        except Exception:
+            log.exception("table %s: phrase failed", getattr(self, "table_id", None))
+            await self.answer(actions.ActionError("server", _("Algo ha fallado en el servidor.")))
+
+    def deliver(self, event: dict[str, Any]) -> None:
+        """An event of the table, from the hub (on the loop): handled after the ones before it."""
+        if not self.listening:
+            return
+        if self._events is None:
+            self._events = asyncio.Queue()
+        self._events.put_nowait(event)
+        if self._handler is None or self._handler.done():
+            self._handler = asyncio.get_running_loop().create_task(self._handle_events())
+
+    async def _handle_events(self) -> None:
+        queue = self._events
+        try:
+            while queue is not None and not queue.empty() and self.listening:
+                event = queue.get_nowait()
+                if event.get("type") == "table.talk":
+                    await self.table_talk(event)
+                else:
+                    await self.table_changed(event)
+        except Exception as error:  # a bug in a handler: the socket ends as if it had raised in Channels'
+            # own dispatch (undone on the way out, and closed with 1011, which the page reconnects on)
+            log.exception("table %s: an event's handler failed", getattr(self, "table_id", None))
+            self._crash = error
+            if self._main is not None and not self._main.done():
+                self._main.cancel()
+
+    async def table_talk(self, event: dict[str, Any]) -> None:
+        """Someone at the table said a phrase: draw it in this viewer's language."""
+        try:
+            seat, phrase = int(event["seat"]), str(event["phrase"])
+            if phrase not in talk.PHRASE_TEXT:
+                return
+            names: dict[int, str] = getattr(self, "seat_names", None) or {}
+            if seat not in names:
+                name = await db(talk.seat_name, self.table_id, seat)
+                if name is None:
+                    return
+                names[seat] = name
+                self.seat_names = names
+            await self.send(text_data=talk_view.render_talk(seat, phrase, names[seat], self.language))
+        except Exception:  # a phrase lost is nothing; a consumer lost is a table gone dark
+            log.exception("table %s: talk event failed", getattr(self, "table_id", None))
+
+    async def account_suspended(self, event: dict[str, Any]) -> None:
+        """A moderator has just suspended this person: say why and close."""
+        try:
+            await self.refuse_suspended(str(event.get("reason", "")))
+        except Exception:
+            log.exception("table %s: closing a suspended person's socket failed", getattr(self, "table_id", None))
+            await self.leave()
+            await self.close(code=4403)
+
+    async def refuse_suspended(self, reason: str) -> None:
+        await self.refuse(access.suspended_error(reason), 4403)
+
+    async def table_changed(self, event: dict[str, Any]) -> None:
+        self.seat_names = None  # seats change only with the table: names are read again at the next phrase
+        try:
+            seq = int(event.get("seq", 0))
+            timers.saw_seq(self.table_id, seq)
+            force = bool(event.get("force"))
+            if event.get("origin") == self.channel_name:  # its own arrival: its first board counts it
+                return
+            if event.get("resync"):  # events may have been lost (``hub``): draw it again from the database
+                snapshot = await shared_snapshot(self.table_id, seq, str(event.get("id", "")))
+                await self.send_board(force=True, snapshot=snapshot)
+            elif seq > self.sent_seq or (force and seq == self.sent_seq):
+                snapshot = await shared_snapshot(
+                    self.table_id, seq, str(event.get("id", "")) if force else None, event.get("snapshot")
+                )
+                await self.send_board(force=True, snapshot=snapshot)
+        except Disconnected:  # the socket closed while its board was being drawn: its disconnect follows
+            log.debug(
+                "table %s: redraw at seq %s for a closed socket", getattr(self, "table_id", None), event.get("seq")
+            )
+        except Exception:  # a board not drawn is caught up at the next change or resync; a consumer lost is not
+            log.exception("table %s: redraw at seq %s failed", getattr(self, "table_id", None), event.get("seq"))
+
+    async def send_board(self, force: bool = False, snapshot: Snapshot | None = None) -> bool:
+        """Draw this viewer's board: from ``snapshot`` when given (a game in play is drawn right here, with
+        no database access), else read afresh."""
+        rendered = None
+        rounds = None
+        if snapshot is not None:
+            try:
+                rendered = board.render_snapshot(snapshot, self.user_id, self.language, self.shown_rounds)
+                rounds = board.rounds_done(snapshot)
+            except Exception:  # drawn the slow way below rather than not at all
+                log.exception("table %s: drawing from the shared snapshot failed", self.table_id)
+        if rendered is None:
+            rendered = await db(board.render_board, self.table_id, self.user_id, self.language, snapshot)
+            rounds = None  # a whole board: the scoreboard is in it (and the next push draws it again)
+        if rendered is None:
+            return False
+        seq, html = rendered
+        if seq > self.sent_seq or force:
+            self.sent_seq = seq
+            # A push leaves the scoreboard out while the page's is still right (``render_snapshot``).
+            self.shown_rounds = rounds if rounds is not None else None
+            await self.send(text_data=html)
+        return True
+
+    async def send_error(self, error: actions.ActionError) -> None:
+        html = board.render_flash(error.message(self.language), getattr(self, "sent_seq", None), self.language)
+        await self.send(text_data=html)
+
+
+# -- one read per change per process ---------------------------------------------------------------
+#
+# Every socket of this process showing a table gets the same ``table.changed`` event; the first to handle
+# it makes the table's snapshot and the others wait for it instead of making their own.  The snapshot is
+# made from the one before and the change the event carries (``games.table.snapshot.apply_change``: the
+# row and seats it carries, the game moved by its move), or, when that cannot be done (a deal, a gap in the
+# seqs heard, a process that has just started showing the table), read from the database
+# (``load_snapshot``).  A snapshot serves an event at its seq or below (a newer board is never wrong); a
+# forced redraw (something visible changed at the same seq) carries an id, and is served only by a
+# snapshot read for that id.
+
+_snapshots: dict[int, tuple[int, str | None, asyncio.Future[Snapshot | None]]] = {}
+#: The newest snapshot this process has of each table it shows: the next change is applied to it.
+_latest: dict[int, Snapshot] = {}
+#: How long a snapshot is kept after its read (events reach every socket within a few milliseconds).
+SNAPSHOT_SECONDS = 2.0
+
+
+async def shared_snapshot(
+    table_id: int, seq: int, force_id: str | None = None, packed: dict[str, Any] | None = None
+) -> Snapshot | None:
+    """The table's snapshot for an event at ``seq``: the one this process has already (for this seq or a
+    later one), else the one the event's change (``packed``) makes of this process's latest, else read
+    once from the database."""
+    entry = _snapshots.get(table_id)
+    if entry is not None:
+        cached_seq, cached_force, future = entry
+        if (force_id is None and cached_seq >= seq) or (force_id is not None and cached_force == force_id):
+            return await asyncio.shield(future)
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    key = (seq, force_id, future)
+    _snapshots[table_id] = key
+    try:
+        snapshot: Snapshot | None = None
+        if packed is not None and force_id is None:
+            try:
+                snapshot = apply_change(_latest.get(table_id), packed)
+            except NotApplicable:
+                pass
+            except Exception:  # (a process of another version sent it, say): read it instead
+                log.exception("table %s: the change pushed for seq %s could not be read", table_id, seq)
+        if snapshot is None:
+            snapshot = await db(load_snapshot, table_id)
+    except BaseException as error:
+        if _snapshots.get(table_id) is key:
+            del _snapshots[table_id]
+        future.set_exception(error)
+        future.exception()  # retrieved: the waiters (if any) get it too
+        raise
+    if snapshot is not None and hub.listeners(table_id):
+        latest = _latest.get(table_id)
+        if latest is None or snapshot.seq >= latest.seq:
+            _latest[table_id] = snapshot
+    future.set_result(snapshot)
+    if snapshot is not None and _snapshots.get(table_id) is key:
+        _snapshots[table_id] = (max(seq, snapshot.seq), force_id, future)
+        key = _snapshots[table_id]
+    loop.call_later(SNAPSHOT_SECONDS, _forget_snapshot, table_id, key)
+    return snapshot
+
+
+def _forget_snapshot(table_id: int, key: object) -> None:
+    if _snapshots.get(table_id) is key:
+        del _snapshots[table_id]
+
+
+def forget_table(table_id: int) -> None:
+    """This process shows the table no more: the next socket that does starts from the database."""
+    _latest.pop(table_id, None)

@@ -1,0 +1,30 @@
+"""Celery tasks: the precise timer of each due step, the beat sweeper that catches lost ones, and the
+beat sweeper of dead server processes' sockets (``games.live.presence``).
+
+The tasks are registered as ``games.tasks.*``, not under this module's path, and must keep those names:
+a timer queued by a server of one version is run by a worker of the next, which finds the task by name.  The worker imports this module through
+``CELERY_IMPORTS`` (it is not an app's ``tasks`` module, which ``autodiscover_tasks`` would find)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from games.live import presence
+from games.table.actions import due
+
+
+@shared_task(name="games.tasks.run_due", ignore_result=True)
+def run_due(table_id: int, seq: int) -> None:
+    due.do_due(table_id, seq)
+
+
+@shared_task(name="games.tasks.sweep_due", ignore_result=True)
+def sweep_due() -> int:
+    return due.sweep()
+
+
+@shared_task(name="games.tasks.sweep_presence", ignore_result=True)
+def sweep_presence() -> int:
+    """The sockets of server processes not heard from for ``POCHA_PRESENCE_TTL`` seconds stop counting;
+    seats whose presence drifted from their sockets are put right.  Returns how many rows were deleted."""
+    return presence.sweep().rows

@@ -1,0 +1,165 @@
+"""Who may see a table and who may sit at it: one check for the page, the socket, the record
+download and every action, so a private table cannot be reached through a forgotten door.
+
+* A public table can be watched by anyone signed in.
+* A private table can be seen only by the people seated at it (the host among them), by staff,
+  and — while it waits for players — by whoever brings its code.
+* A seat can be taken only at a waiting table with a free seat, once per person, with the chips
+  for the stake; at a private table, only with its code.
+* A suspended person can watch, but cannot sit, join or play anywhere (``check_not_suspended``).
+* One live table per person: nobody may sit at a table while seated at another waiting or running one
+  (``live_table``; a seat whose owner left a running game does not count).  Under concurrency this holds
+  because every seat is taken under the person's user row lock (``games.table.actions.common.lock_person``,
+  ``check_not_suspended(lock=True)``), and ``games.table.actions.lifecycle.hold_stake`` checks it once more.
+* A rematch («Revancha», ``Table.rematch_of``) seats only the people who played the game it replays;
+  they need no code for a private one (and may see it), and nobody else may sit (a public one can
+  still be watched).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+from accounts import ledger, moderation
+from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table
+from games.table.errors import ActionError
+
+_CODE = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
+
+
+def normalize_code(raw: Any) -> str | None:
+    """A code as typed (any case, spaces anywhere) in its canonical form, or None if it cannot be one."""
+    if not isinstance(raw, str) or len(raw) > 40:
+        return None
+    code = "".join(raw.split()).upper()
+    return code if _CODE.match(code) else None
+
+
+def _seats(table: Table, seats: list[Seat] | None) -> list[Seat]:
+    return list(Seat.objects.filter(table=table)) if seats is None else seats
+
+
+def can_view(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> bool:
+    if user is None or not user.is_authenticated:
+        return False
+    if table.is_public or user.is_staff:
+        return True
+    if table.created_by_id == user.pk:
+        return True
+    if any(s.user_id == user.pk for s in _seats(table, seats)):
+        return True
+    if table.status == Table.Status.WAITING and played_the_original(table, user):
+        return True  # a private rematch, to the people of the game it replays, while it waits for them
+    return bool(code) and table.status == Table.Status.WAITING and table.code == code
+
+
+def can_view_id(table_id: int, user: Any) -> bool:
+    """``can_view`` by id (the socket's check when it opens); False for a table that does not exist."""
+    table = Table.objects.filter(pk=table_id).first()
+    return table is not None and can_view(table, user)
+
+
+def check_view(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
+    """ActionError("unknown_table") when the user may not see the table: a private table someone may not
+    see is, to them, a table that does not exist (no hint that the id is in use)."""
+    if not can_view(table, user, code, seats):
+        if code and code == table.code and not table.is_public:  # they had the code: say it has expired
+            raise ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha cancelado."))
+        raise ActionError("unknown_table", _("Esa mesa no existe."))
+
+
+def no_chips_error(have: int, need: int) -> ActionError:
+    return ActionError(
+        "chips",
+        _(
+            "No tienes fichas suficientes: tienes %(have)s y esta mesa pide %(need)s. Juega en una mesa gratis "
+            "o de menos fichas; si te quedan menos de 100, pide la recarga diaria de 500 en tu cartera."
+        ),
+        params={"have": have, "need": need},
+    )
+
+
+def suspended_error(reason: str) -> ActionError:
+    return ActionError("suspended", _("Tu cuenta está suspendida: %(reason)s"), params={"reason": reason})
+
+
+def check_not_suspended(user: Any, *, lock: bool = False) -> None:
+    """ActionError("suspended") with the moderator's reason if ``user`` is suspended.  ``lock``: hold
+    their user row until the transaction ends (see ``accounts.moderation``)."""
+    reason = moderation.suspension_reason(getattr(user, "pk", None), lock=lock)
+    if reason is not None:
+        raise suspended_error(reason)
+
+
+def live_table(user_id: int | None, *, exclude: int | None = None) -> Table | None:
+    """The waiting or running table where the person has a seat they have not left (the newest one), other
+    than ``exclude``; None if there is none.  Exact only under their user row's lock."""
+    if user_id is None:
+        return None
+    tables = Table.objects.filter(
+        status__in=[Table.Status.WAITING, Table.Status.PLAYING], seats__user_id=user_id, seats__left=False
+    )
+    if exclude is not None:
+        tables = tables.exclude(pk=exclude)
+    return tables.order_by("-created_at", "-pk").first()
+
+
+def live_elsewhere_error() -> ActionError:
+    return ActionError("live_elsewhere", _("Ya estás jugando en otra mesa: termina o deja esa partida primero."))
+
+
+def check_not_live_elsewhere(user: Any, table: Table | None = None) -> None:
+    """ActionError("live_elsewhere") if the person has a live seat at a table other than ``table``."""
+    if live_table(getattr(user, "pk", None), exclude=None if table is None else table.pk) is not None:
+        raise live_elsewhere_error()
+
+
+def played_the_original(table: Table, user: Any) -> bool:
+    """Whether ``table`` is a rematch and ``user`` was one of the people (not a bot) of the game it replays."""
+    if table.rematch_of_id is None or user is None or not user.is_authenticated:
+        return False
+    return Seat.objects.filter(table_id=table.rematch_of_id, user_id=user.pk, is_bot=False).exists()
+
+
+def rematch_only_error() -> ActionError:
+    return ActionError("rematch_only", _("Esta revancha es solo para quienes jugaron la partida."))
+
+
+def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
+    """Raise ActionError unless ``user`` may take a seat at ``table`` now (the final chips check is the
+    ledger's own, under the account's lock)."""
+    if user is None or not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    check_not_suspended(user)
+    seats = _seats(table, seats)
+    seated = any(s.user_id == user.pk for s in seats)
+    rematch_player = not seated and played_the_original(table, user)
+    if not table.is_public and table.created_by_id != user.pk and not seated and not rematch_player:
+        if not code or code != table.code:
+            raise ActionError("unknown_table", _("Esa mesa no existe."))
+        if table.status != Table.Status.WAITING:
+            raise ActionError("code_expired", _("Ese código ya no sirve: la partida ha empezado o se ha cancelado."))
+    if table.rematch_of_id is not None and not seated and not rematch_player:
+        raise rematch_only_error()
+    if table.status != Table.Status.WAITING:
+        raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+    if seated:
+        raise ActionError("already_seated", _("Ya estás sentado en esta mesa."))
+    check_not_live_elsewhere(user, table)  # (exact when the caller holds the person's user row lock)
+    if len(seats) >= table.size:
+        raise ActionError("full", _("La mesa está completa."))
+    if table.stake:
+        have = ledger.balance(user.pk)
+        if have < table.stake:
+            raise no_chips_error(have, table.stake)
+
+
+def can_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> bool:
+    try:
+        check_sit(table, user, code, seats)
+    except ActionError:
+        return False
+    return True

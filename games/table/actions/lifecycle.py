@@ -1,0 +1,212 @@
+"""The lifecycle: the only places where a game starts, ends or is called off, and (with the stakes held and
+given back as people sit and stand) the only places that move chips.  Each runs inside the caller's
+transaction, under the table's lock, and is idempotent: a second call changes nothing."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection
+from typing import Any
+
+from django.db.models import Count, Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from accounts import ledger
+from accounts.models import Account
+from accounts.models import Transaction as LedgerTransaction
+from games.engine import GameState
+from games.models import Move, Round, Seat, Table
+from games.table import access, history
+from games.table.actions.common import commit, new_seed, state_fields
+from games.table.errors import ActionError
+from games.table.events import TableChanged
+from leaderboard import scores
+
+BOT_NAMES = ["Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro", "Rocío", "Pepe"]
+
+
+def hold_stake(table: Table, seat: Seat) -> None:
+    """The seat's stake goes from its owner (the house for a bot) into the table's pot.
+
+    Every person's seat comes through here (a new table, a seat taken, a rematch proposed or accepted),
+    under their user row's lock: the last word on one live table each."""
+    if not seat.is_bot and seat.user_id is not None and access.live_table(seat.user_id, exclude=table.pk) is not None:
+        raise access.live_elsewhere_error()
+    if not table.stake:
+        return
+    payer = ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id)
+    try:
+        ledger.post(
+            LedgerTransaction.Kind.STAKE,
+            f"stake:seat:{seat.pk}",
+            [(payer, -table.stake), (ledger.pot_account(table.pk), table.stake)],
+            table_id=table.pk,
+        )
+    except ledger.InsufficientChips as error:
+        raise access.no_chips_error(error.balance, table.stake) from None
+
+
+def refund_stake(table: Table, seat: Seat) -> None:
+    """The seat's stake, exactly as it was held, back from the pot (once)."""
+    held = LedgerTransaction.objects.filter(key=f"stake:seat:{seat.pk}").first()
+    if held is None:
+        return
+    legs = [(entry.account, -entry.amount) for entry in held.entries.select_related("account")]
+    ledger.post(LedgerTransaction.Kind.REFUND, f"refund:seat:{seat.pk}", legs, table_id=table.pk)
+
+
+def split_pot(pot: int, winners: list[int]) -> dict[int, int]:
+    """RULES.md: an equal split; chips that do not divide go one each to the winners in seat order from 0."""
+    order = sorted(winners)
+    share, left_over = divmod(pot, len(order))
+    return {seat: share + (1 if i < left_over else 0) for i, seat in enumerate(order)}
+
+
+def on_start(table: Table) -> TableChanged:
+    """Bots take the empty seats (staking from the house), the first dealer is drawn and round 1 dealt."""
+    if table.status != Table.Status.WAITING:
+        raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+    seats = list(Seat.objects.filter(table=table))
+    taken = {s.position for s in seats}
+    names = [n for n in BOT_NAMES]
+    random.shuffle(names)
+    for position in range(table.size):
+        if position not in taken:
+            bot = Seat.objects.create(table=table, position=position, is_bot=True, name=f"Bot {names.pop()}")
+            hold_stake(table, bot)
+            seats.append(bot)
+    by_position = {s.position: s.name for s in seats}
+    seed = new_seed()
+    rng = random.Random(seed)
+    first_dealer = rng.randrange(table.size)
+    game = GameState([by_position[p] for p in range(table.size)], first_dealer)
+    deal(table, game)
+    return commit(
+        table,
+        table.seq,
+        status=Table.Status.PLAYING,
+        started_at=timezone.now(),
+        fill_at=None,
+        seed=seed,
+        first_dealer=first_dealer,
+        **state_fields(game),
+    )
+
+
+def deal(table: Table, game: GameState) -> Round:
+    seed = new_seed()
+    the_deal = game.deal(seed=seed)
+    return Round.objects.create(
+        table=table,
+        number=game.number,
+        dealer=game.dealer,
+        seed=seed,
+        hands=[[str(c) for c in hand] for hand in the_deal.hands],
+        trump_card=None if the_deal.trump_card is None else str(the_deal.trump_card),
+    )
+
+
+def on_finish(table: Table, game: GameState) -> dict[str, Any]:
+    """The game is over: the pot goes to the winner, or is split among those sharing first place, each
+    seat's record is written and the rankings move, all in the same transaction as the last move.
+    A person's seat that forfeited (``Seat.forfeit``: they left the started game, or the bot and the clock
+    made most of their decisions) is ranked after every other seat, whatever its points: the bot's play
+    wins nobody chips or a victory.  A second call (the table already finished) changes nothing."""
+    finished = {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
+    seats = {s.position: s for s in Seat.objects.filter(table=table)}
+    # Settled already (the places, the payout and the rankings are written together): nothing more.
+    if table.status == Table.Status.FINISHED or any(s.place is not None for s in seats.values()):
+        return finished
+    for position in mostly_automated(table, [s for s in seats.values() if not s.is_bot and not s.forfeit]):
+        seats[position].forfeit = Seat.Forfeit.BOT
+    forfeited = {p for p, s in seats.items() if s.forfeit}
+    places = final_places(game.totals, forfeited)
+    results = history.results(table.pk)  # every round's, the last one's included (``apply`` wrote it)
+    if forfeited and len(forfeited) < len(seats):
+        winners = [p for p in range(len(places)) if places[p] == 1]  # the best of the others
+    else:
+        winners = list(game.winners() or [])
+    pot = Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk).first()
+    shares: dict[int, int] = {}
+    if pot is not None and pot.balance > 0 and winners:
+        shares = split_pot(pot.balance, winners)
+        legs: list[tuple[Account, int]] = [(pot, -pot.balance)]
+        for position, share in shares.items():
+            seat = seats[position]
+            legs.append((ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id), share))
+        if ledger.post(LedgerTransaction.Kind.PAYOUT, f"payout:table:{table.pk}", legs, table_id=table.pk) is None:
+            raise RuntimeError(f"table {table.pk}: the pot was paid but the seats were not settled")
+    for position, seat in seats.items():
+        bids = [(r.bids[position], r.tricks[position]) for r in results if r.bids[position] is not None]
+        seat.winnings = shares.get(position, 0)
+        seat.place = places[position]
+        seat.final_total = game.totals[position]
+        seat.rounds_bid = len(bids)
+        seat.exact_bids = sum(1 for bid, tricks in bids if bid == tricks)
+    Seat.objects.bulk_update(
+        list(seats.values()), ["winnings", "place", "final_total", "rounds_bid", "exact_bids", "forfeit"]
+    )
+    if table.is_quick and table.is_public:  # private tables and bots never count in the rankings
+        scores.record_game(
+            [
+                (s.user_id, s.winnings - table.stake, s.place == 1)
+                for s in seats.values()
+                if not s.is_bot and s.user_id is not None
+            ],
+            finished["finished_at"],
+        )
+    return finished
+
+
+def mostly_automated(table: Table, seats: list[Seat]) -> set[int]:
+    """The positions among ``seats`` more than half of whose own decisions (bids, cards, the trump chosen
+    after winning an auction) the bot or the clock made.  One query, at the end of the game: counted from
+    the moves' rows rather than kept move by move, which would cost every move a write."""
+    positions = [s.position for s in seats]
+    if not positions:
+        return set()
+    counts = (
+        Move.objects.filter(table_id=table.pk, seat__in=positions)
+        .order_by()
+        .values("seat")
+        .annotate(n=Count("pk"), auto=Count("pk", filter=Q(by_bot=True) | Q(by_clock=True)))
+    )
+    decisions: dict[int, int] = {}
+    made: dict[int, int] = {}
+    for row in counts:
+        decisions[row["seat"]] = decisions.get(row["seat"], 0) + row["n"]
+        made[row["seat"]] = made.get(row["seat"], 0) + row["auto"]
+    return {p for p, n in decisions.items() if 2 * made[p] > n}
+
+
+def final_places(totals: list[int] | tuple[int, ...], forfeited: Collection[int] = ()) -> list[int]:
+    """Each seat's final place: the seats that did not forfeit by total among themselves (1 + how many of
+    them scored more; a shared total shares its place), then the forfeited ones after them, by total among
+    themselves.  If every seat forfeited, the plain ranking by total."""
+    last = set(forfeited) if len(set(forfeited)) < len(totals) else set()
+    ahead = len(totals) - len(last)
+    return [
+        (ahead if p in last else 0)
+        + 1
+        + sum(1 for q, other in enumerate(totals) if (q in last) == (p in last) and other > mine)
+        for p, mine in enumerate(totals)
+    ]
+
+
+def on_cancel(table: Table, reason: Table.CancelReason, note: str = "") -> TableChanged:
+    """A table called off (before the start, or by a moderator during the game): every stake still in
+    the pot goes back to whoever put it in.  ``reason`` (and a moderator's ``note``) is kept on the table:
+    its page tells the players why."""
+    seats = list(Seat.objects.filter(table=table))
+    if table.stake:
+        # Several refunds in one transaction: take every account's lock first, in the ledger's order.
+        ledger.lock_accounts(
+            Account.objects.filter(
+                Q(kind=Account.Kind.POT, table_id=table.pk)
+                | Q(kind=Account.Kind.USER, user_id__in=[s.user_id for s in seats if s.user_id])
+            )
+        )
+    for seat in seats:
+        refund_stake(table, seat)
+    return commit(table, table.seq, status=Table.Status.CANCELLED, fill_at=None, cancel_reason=reason, cancel_note=note)

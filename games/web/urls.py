@@ -1,0 +1,23 @@
+from django.urls import path
+
+from . import ops, views
+
+app_name = "games"
+
+urlpatterns = [
+    path("jugar/", views.quick_play, name="quick_play"),
+    path("mesas/nueva/", views.create_table, name="create_table"),
+    path("mesas/privada/", views.create_private_table, name="create_private"),
+    path("mesas/codigo/", views.join_by_code, name="join_by_code"),
+    path("mesas/abiertas/", views.lobby_tables, name="open_tables"),
+    path("mesa/privada/<code:code>/", views.private_link, name="private_link"),
+    path("mesa/<id:table_id>/", views.table_page, name="table"),
+    path("mesa/<id:table_id>/sentarse/", views.take_seat, name="take_seat"),
+    path("mesa/<id:table_id>/revancha/", views.rematch_offer, name="rematch"),
+    path("mesa/<id:table_id>/revancha/no/", views.rematch_decline, name="rematch_decline"),
+    path("mesa/<id:table_id>/partida.json", views.record_download, name="record"),
+    path("mesa/<id:table_id>/repeticion/", views.replay, name="replay"),
+    path("jugador/<name:name>/", views.player_profile, name="player"),
+    path("reglas/", views.rules, name="rules"),
+    path("servidor/eventos.json", ops.hub_stats, name="hub_stats"),
+]
