@@ -14,6 +14,7 @@ import random
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,36 @@ def test_the_tool_is_a_script_that_starts(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "--tables" in done.stdout
+
+
+@pytest.mark.django_db
+def test_the_clocks_asked_for_take_over_from_each_tables_next_decision() -> None:
+    """Tables set up with far-off clocks, then given the site's 30 s: the decision under way keeps its
+    far-off deadline (no clock runs out at every table at once while the sockets connect), and the next
+    decision, after a move, has 30 s."""
+    from django.utils import timezone
+
+    from games.engine.snapshot import load
+    from games.engine.view import seat_view
+    from games.models import Seat as SeatRow
+    from games.models import Table as TableRow
+    from games.table import actions
+
+    tables, _moderator, people = load_tool.make_tables(1)
+    table_id = tables[0][0]
+    before = TableRow.objects.get(pk=table_id)
+    assert before.turn_deadline is not None
+    assert before.turn_deadline > timezone.now() + timedelta(hours=1)
+
+    load_tool.set_clocks([table_id], 30)
+    row = TableRow.objects.get(pk=table_id)
+    assert (row.bid_seconds, row.card_seconds, row.trump_seconds) == (30, 30, 30)
+    assert (row.turn_deadline, row.due_at) == (before.turn_deadline, before.due_at)
+
+    seat = SeatRow.objects.get(table_id=table_id, position=row.turn_seat)
+    user = next(u for u in people[table_id] if u.pk == seat.user_id)
+    actions.do_action(table_id, user, seat_view(load(row.state), row.turn_seat, reasons=False).legal[0], row.seq)
+    after = TableRow.objects.get(pk=table_id)
+    assert after.seq > row.seq
+    left = (after.turn_deadline - timezone.now()).total_seconds()
+    assert 20 < left <= 30, left

@@ -1049,19 +1049,14 @@ def make_tables(
 
 
 def set_clocks(table_ids: list[int], seconds: int) -> None:
-    """Give the tables ``seconds`` per decision from their next one on, and the turn under way a deadline
-    that far off, through the server's own clock rule (``games.table.clock``), re-armed as a move would."""
-    from games.live import timers
+    """Give the tables ``seconds`` per decision from their next one on (``games.table.clock`` gives every
+    engine change a fresh clock of the table's seconds).  The decision under way keeps the far-off deadline
+    of the setup: a clock re-armed here would run out for every table at once while the sockets connect,
+    and play hundreds of moves that nobody offered; from the window's first move at a table on, that table
+    runs on the clock asked for, as a table of the site does."""
     from games.models import Table as TableRow
-    from games.table import clock
 
     TableRow.objects.filter(pk__in=table_ids).update(bid_seconds=seconds, card_seconds=seconds, trump_seconds=seconds)
-    for row in TableRow.objects.filter(pk__in=table_ids, status=TableRow.Status.PLAYING):
-        row.turn_deadline = None  # a fresh clock for the decision under way
-        due, deadline = clock.due_at(row, {})
-        TableRow.objects.filter(pk=row.pk, seq=row.seq).update(due_at=due, turn_deadline=deadline)
-        if due is not None:
-            timers.arm(row.pk, row.seq, due, person=deadline is not None)
 
 
 def advance_rounds(people: dict[int, list[Any]], rounds: int, seed: int = 1) -> None:
@@ -1305,7 +1300,8 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
 
     t0 = time.monotonic()
     # Tables brought to a later round first play their earlier rounds with clocks that never run out (the
-    # setup takes minutes, and a clock playing meanwhile would race it); the clocks asked for take over after.
+    # setup takes minutes, and a clock playing meanwhile would race it); the clocks asked for take over from
+    # each table's next decision (set_clocks).
     setup_clock = CLOCK_SECONDS if args.advance_rounds else args.clock_seconds
     tables, moderator, people = make_tables(args.tables, setup_clock)
     print(f"setup: {args.tables} tables started in {time.monotonic() - t0:.1f} s", file=sys.stderr)
