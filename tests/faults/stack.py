@@ -82,6 +82,9 @@ class Stack:
                 "CELERY_CONCURRENCY": "2",
                 "POCHA_VAR": str(self.var),
                 "POCHA_BIN": str(BIN),
+                # its own collected files: the checkout's staticfiles/ is read by the other tiers' test
+                # processes (WhiteNoise scans it), and another stack's collectstatic would race them
+                "STATIC_ROOT": str(self.var / "static"),
             }
         )
 
@@ -171,7 +174,10 @@ class Stack:
             raise AssertionError(f"{error}\n{self.log_tails()}") from None
 
     def up(self) -> str:
-        return self.run(str(ROOT / "deploy" / "pocha.sh"), "up")
+        output = self.run(str(ROOT / "deploy" / "pocha.sh"), "up")
+        # the files were collected into this stack's own folder (STATIC_ROOT), not the checkout's
+        assert (Path(self.env["STATIC_ROOT"]) / "staticfiles.json").is_file(), output
+        return output
 
     def down(self) -> None:
         subprocess.run(
