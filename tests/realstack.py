@@ -28,26 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.server import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 START_TIMEOUT = 60.0
 
-#: Settings the server must not inherit from the suite's environment (the tests give their own).
+#: Every setting of the site's own comes from the test (the suite's environment may hold any).
 DROPPED_PREFIXES = ("POCHA_", "EMAIL_")
-DROPPED = {
-    "DATABASE_URL",
-    "REDIS_URL",
-    "DEBUG",
-    "SECRET_KEY",
-    "ALLOWED_HOSTS",
-    "CSRF_TRUSTED_ORIGINS",
-    "HTTPS",
-    "SECURE_SSL_REDIRECT",
-    "SECURE_PROXY_SSL_HEADER",
-    "TRUSTED_PROXIES",
-    "DJANGO_SETTINGS_MODULE",
-}
 
 
 def _supervised_line(key: str) -> str:
@@ -161,15 +149,17 @@ def _serving(url: str, process: subprocess.Popen[bytes], timeout: float) -> bool
 def serving(workdir: Path, **settings: str) -> Iterator[Stack]:
     """The supervised command serving the suite's test database on a free port, with these settings in its
     environment (``TRUSTED_PROXIES="127.0.0.1"`` for a proxy on this machine); stopped on the way out."""
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED and not k.startswith(DROPPED_PREFIXES)} | {
-        "DJANGO_SETTINGS_MODULE": "realstack_settings",
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
-        "DATABASE_URL": suite_database_url(),
-        "DEBUG": "true",  # static files from static/, no collectstatic
-        "PYTHONUNBUFFERED": "1",
-        **supervised_environment(),
-        **settings,
-    }
+    env = child_env(
+        {
+            "DJANGO_SETTINGS_MODULE": "realstack_settings",
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+            "DATABASE_URL": suite_database_url(),
+            "DEBUG": "true",  # static files from static/, no collectstatic
+            **supervised_environment(),
+            **settings,
+        },
+        dropped_prefixes=DROPPED_PREFIXES,
+    )
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)

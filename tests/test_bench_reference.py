@@ -30,12 +30,11 @@ def reference():
     return module
 
 
-@pytest.fixture(autouse=True)
-def bench_reads_the_fixtures(monkeypatch):
-    """``python -m games.engine bench`` reads ``SAMPLES_DIR`` (its default is beside the repository)."""
+def test_the_bench_reads_the_records_in_the_repository():
+    """``python -m games.engine bench`` needs nothing beside the repository: its samples are these."""
     from games.engine import bench
 
-    monkeypatch.setattr(bench, "SAMPLES_DIR", SAMPLES_DIR)
+    assert bench.SAMPLES_DIR.resolve() == SAMPLES_DIR
 
 
 @pytest.fixture(scope="module")

@@ -4,35 +4,17 @@ plain HTTP (``make run``, a local run with DEBUG off) keeps cookies usable over 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.server import child_env
 
 from pocha_site.settings import ONE_YEAR, proxy_ssl_header, security_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-# Settings the child process must not inherit from the suite's own environment.
-INHERITED_SETTINGS = {
-    "DATABASE_URL",
-    "REDIS_URL",
-    "DEBUG",
-    "SECRET_KEY",
-    "ALLOWED_HOSTS",
-    "CSRF_TRUSTED_ORIGINS",
-    "HTTPS",
-    "SECURE_SSL_REDIRECT",
-    "SECURE_HSTS_SECONDS",
-    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
-    "SECURE_HSTS_PRELOAD",
-    "SECURE_PROXY_SSL_HEADER",
-    "TRUSTED_PROXIES",
-    "DJANGO_SETTINGS_MODULE",
-}
 
 
 def production_env(**more: str) -> dict[str, str]:
@@ -48,9 +30,8 @@ def production_env(**more: str) -> dict[str, str]:
 
 
 def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in INHERITED_SETTINGS}
     return subprocess.run(
-        [sys.executable, *args], cwd=BASE_DIR, env={**clean, **env}, capture_output=True, text=True, timeout=120
+        [sys.executable, *args], cwd=BASE_DIR, env=child_env(env), capture_output=True, text=True, timeout=120
     )
 
 

@@ -1,8 +1,8 @@
 """Replay speed: the engine against a plain, independent implementation of the same rules.
 
 ``python -m games.engine bench --games N --seed S`` self-plays N games at each table size
-(3, 4, 5 and 6 seats) with the default player, adds the sample records of ``shared/records``
-when they are there, checks that the engine and the reference (``benchmarks/reference_pocha.py``,
+(3, 4, 5 and 6 seats) with the default player, adds the sample records (the repository's copy of
+``shared/records`` in ``tests/fixtures/records``), checks that the engine and the reference (``benchmarks/reference_pocha.py``,
 loaded by path: the engine imports nothing from outside itself and the standard library) give
 the same line for every record and for an altered copy of each, then times both replays,
 interleaved in this process, and prints records/s, plays/s and the ratio of their speeds.
@@ -34,7 +34,7 @@ SEATS: tuple[int, ...] = (3, 4, 5, 6)
 REPEATS = 5
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_PATH = ROOT / "benchmarks" / "reference_pocha.py"
-SAMPLES_DIR = ROOT.parent / "shared" / "records"
+SAMPLES_DIR = ROOT / "tests" / "fixtures" / "records"  # the repository's copy of shared/records
 
 Record = dict[str, Any]
 Line = dict[str, Any]

@@ -49,6 +49,7 @@ DROPPED = frozenset(
         "SECURE_HSTS_INCLUDE_SUBDOMAINS",
         "SECURE_HSTS_PRELOAD",
         "SECURE_PROXY_SSL_HEADER",
+        "TRUSTED_PROXIES",
         "PORT",
         "BIND",
         "ASGI_PROCESSES",
@@ -83,9 +84,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def child_env(settings: Mapping[str, str], dropped: frozenset[str] = DROPPED) -> dict[str, str]:
-    """The suite's environment without ``dropped``, with ``settings`` on top."""
-    env = {k: v for k, v in os.environ.items() if k not in dropped}
+def child_env(
+    settings: Mapping[str, str], dropped: frozenset[str] = DROPPED, dropped_prefixes: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The suite's environment without ``dropped`` (nor any name starting with one of ``dropped_prefixes``),
+    with ``settings`` on top."""
+    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith(dropped_prefixes)}
     env.update({"DJANGO_SETTINGS_MODULE": "pocha_site.settings", "PYTHONUNBUFFERED": "1"})
     env.update(settings)
     return env
