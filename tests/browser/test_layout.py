@@ -138,9 +138,16 @@ def check_index(page: Any, where: str, cards: int) -> None:
 
 
 def in_view_unscrolled(page: Any, selector: str) -> None:
-    """The element is on the screen as the page first shows (not scrolled)."""
+    """The element is on the screen as the page first shows (not scrolled).  A board redrawn at that
+    moment swaps the element for a new one: its box is read again once the new one is shown."""
     page.evaluate("() => window.scrollTo(0, 0)")
-    box = page.locator(selector).first.bounding_box()
+    element = page.locator(selector).first
+    box = None
+    for _ in range(3):
+        expect(element).to_be_visible()
+        box = element.bounding_box()
+        if box is not None:
+            break
     viewport = page.viewport_size
     assert box is not None, f"{selector} is not shown"
     assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], (selector, box, viewport)
