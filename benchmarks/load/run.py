@@ -45,7 +45,7 @@ ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.load.wsclient import WebSocket  # noqa: E402 (the one client of the tool and the tests)
+from benchmarks.load.wsclient import WebSocket, compose  # noqa: E402 (the one client of the tool and the tests)
 
 SEQ = re.compile(rb'data-board-seq="(\d+)"')
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
@@ -500,7 +500,7 @@ class Run:
                     self.stats.boards += 1
                     self.stats.board_bytes += len(frame)
                 if seq >= seat.seq:
-                    seat.seq, seat.board = seq, frame
+                    seat.seq, seat.board = seq, compose(seat.board, frame)
                 seat.table.on_board(seat, seq)
             flash = FLASH.search(frame)
             if flash:

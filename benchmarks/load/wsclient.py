@@ -11,13 +11,31 @@ closed connection, is a ``ConnectionError``."""
 from __future__ import annotations
 
 import json
-from typing import Any, overload
+import re
+from typing import Any, AnyStr, overload
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 #: The largest message accepted (a late round's board for one seat is a few kB).
 MAX_SIZE = 2**22
+
+#: A section of a board (``jinja2/games/_board.html``): sections do not nest.
+_SECTION = re.compile(r'<section id="([a-z-]+)".*?</section>', re.S)
+_SECTION_BYTES = re.compile(_SECTION.pattern.encode(), re.S)
+
+
+def compose(page: AnyStr, frame: AnyStr) -> AnyStr:
+    """The board as the page shows it once ``frame`` (a board) is applied, as ``static/js/table.js`` does:
+    each section the frame carries replaces the page's own, and a section it leaves out stays as it was
+    (a push leaves out the hand and the scoreboard while the page shows them right).  The frame's own
+    sections come first, so its seq is the first ``data-board-seq``."""
+    if not page:
+        return frame
+    section = _SECTION_BYTES if isinstance(frame, bytes) else _SECTION
+    sent = {m.group(1) for m in section.finditer(frame)}
+    kept = [m.group(0) for m in section.finditer(page) if m.group(1) not in sent]  # type: ignore[arg-type]
+    return frame + frame[:0].join(kept)
 
 
 class WebSocket:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Hashable
 from typing import Any
 
 from autobahn.exception import Disconnected
@@ -57,6 +58,8 @@ class TableConsumer(AsyncWebsocketConsumer):
     sent_seq: int
     #: How many rounds' results this socket's scoreboard shows (None: unknown, draw it).
     shown_rounds: int | None = None
+    #: What this socket's hand shows (``board.Push.hand``; None: unknown, draw it).
+    shown_hand: Hashable | None = None
     #: This socket's row is written (it counts as showing the table, and its person as present).
     watching = False
     #: The groups this socket has joined (discarded on the way out).
@@ -314,10 +317,13 @@ class TableConsumer(AsyncWebsocketConsumer):
         no database access), else read afresh."""
         rendered = None
         rounds = None
+        hand = None
         if snapshot is not None:
             try:
-                rendered = board.render_snapshot(snapshot, self.user_id, self.language, self.shown_rounds)
-                rounds = board.rounds_done(snapshot)
+                drawn = board.draw_push(snapshot, self.user_id, self.language, self.shown_rounds, self.shown_hand)
+                if drawn is not None:
+                    rendered, hand = (drawn.seq, drawn.html), drawn.hand
+                    rounds = board.rounds_done(snapshot)
             except Exception:  # drawn the slow way below rather than not at all
                 log.exception("table %s: drawing from the shared snapshot failed", self.table_id)
         if rendered is None:
@@ -328,8 +334,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         seq, html = rendered
         if seq > self.sent_seq or force:
             self.sent_seq = seq
-            # A push leaves the scoreboard out while the page's is still right (``render_snapshot``).
-            self.shown_rounds = rounds if rounds is not None else None
+            # A push leaves the scoreboard and the hand out while the page's are still right (``draw_push``).
+            self.shown_rounds = rounds
+            self.shown_hand = hand
             await self.send(text_data=html)
         return True
 

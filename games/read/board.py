@@ -6,7 +6,7 @@ card that is not the viewer's cannot reach their page.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -544,6 +544,32 @@ def render_snapshot(
 
     ``shown_rounds``: how many rounds' results the viewer's scoreboard shows already; if that is still
     right, the scoreboard (most of a late board's size and drawing) is left out and the page keeps its own."""
+    drawn = draw_push(snapshot, user_id, language, shown_rounds)
+    return None if drawn is None else (drawn.seq, drawn.html)
+
+
+@dataclass(frozen=True)
+class Push:
+    """A board drawn for one socket (``draw_push``): its seq and HTML, and what its hand looks like
+    (``hand``: the key the socket gives back as ``shown_hand`` with its next push)."""
+
+    seq: int
+    html: str
+    hand: Hashable
+
+
+def draw_push(
+    snapshot: Snapshot,
+    user_id: int | None,
+    language: str,
+    shown_rounds: int | None = None,
+    shown_hand: Hashable | None = None,
+) -> Push | None:
+    """``render_snapshot`` for a socket that remembers what its page shows.  ``shown_hand``: the ``hand``
+    of the last push this socket sent; if the hand would look the same (the same cards, each as playable
+    and with the same reason, and the same seq on the playable ones), its section is left out and the page
+    keeps its own.  Between two of a player's turns the hand does not change, and it is the largest part of
+    a late board."""
     if snapshot.table.status != Table.Status.PLAYING:
         return None
     scores_unchanged = shown_rounds is not None and shown_rounds == rounds_done(snapshot)
@@ -559,10 +585,21 @@ def render_snapshot(
             scores=not scores_unchanged,
             results=snapshot.results,
         )
+        hand = hand_key(ctx.get("hand") or [], ctx.get("hand_count"), snapshot.seq, language)
         ctx["oob"] = True
         ctx["scores_unchanged"] = scores_unchanged
+        ctx["hand_unchanged"] = shown_hand is not None and shown_hand == hand
         html = draw_board(ctx)
-    return snapshot.seq, html
+    return Push(snapshot.seq, html, hand)
+
+
+def hand_key(hand: list[dict[str, Any]], count: Any, seq: int, language: str) -> Hashable:
+    """Everything the hand's section shows (``jinja2/games/_board.html``, ``_hand_card.html``): two boards
+    with the same key draw the same hand.  The seq is in it only while a card is playable (it is in the
+    card's move); the section's own ``data-board-seq`` is not read by the page."""
+    cards = tuple((c["code"], bool(c["playable"]), c["reason"]) for c in hand)
+    playable = any(c[1] for c in cards)
+    return (language, count or 0, cards, seq if playable else None)
 
 
 def rounds_done(snapshot: Snapshot) -> int | None:

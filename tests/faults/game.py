@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from live.wsclient import Browser, WebSocket
+from live.wsclient import Browser, WebSocket, compose
 
 from .stack import Stack
 
@@ -121,7 +121,7 @@ class Person:
             flash = FLASH.search(frame)
             match = SEQ.search(frame)
             if match:
-                self.board = frame
+                self.board = compose(self.board, frame)
                 self.timeline.saw(int(match.group(1)))
             if flash and html.unescape(flash.group(1)).strip():
                 self.flashes.append(html.unescape(flash.group(1)).strip())

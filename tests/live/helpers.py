@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from benchmarks.load.wsclient import compose
 from pocha_site.asgi import application
 
 HX_VALS = re.compile(r"hx-vals='([^']*)'")
@@ -82,7 +83,7 @@ class Player(BoardReader):
         frame = message["text"]
         self.frames.append(frame)
         if SEQ.search(frame):
-            self.board = frame
+            self.board = compose(self.board, frame)  # the page: a section left out stays
         return frame
 
     async def drain(self, quiet: float = 0.05) -> None:
@@ -166,7 +167,7 @@ class Tab(BoardReader):
         self.language = language
         self.activity = activity or asyncio.Event()
         self.frames: list[str] = []
-        self.board = ""  # the latest board received
+        self.board = ""  # the board as the page shows it (``compose``)
         self.closed: int | None = None
         self.refused: int | None = None
         self.comm: WebsocketCommunicator | None = None
@@ -202,7 +203,7 @@ class Tab(BoardReader):
             if text is not None:
                 self.frames.append(text)
                 if is_board(text):
-                    self.board = text
+                    self.board = compose(self.board, text)  # the page: a section left out stays
             self._arrived.set()
             self.activity.set()
 

@@ -11,9 +11,9 @@ import urllib.parse
 import urllib.request
 from typing import Protocol
 
-from benchmarks.load.wsclient import WebSocket
+from benchmarks.load.wsclient import WebSocket, compose
 
-__all__ = ["PASSWORD", "Browser", "Site", "WebSocket"]
+__all__ = ["PASSWORD", "Browser", "Site", "WebSocket", "compose"]
 
 #: Every account these tests make has this password.
 PASSWORD = "cuarenta-bazas-2025"
