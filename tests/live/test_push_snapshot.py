@@ -248,6 +248,41 @@ def test_the_scoreboard_is_left_out_only_when_the_page_shows_every_round_already
         assert re.sub(r'<section id="scores".*?</section>', "", full[1], flags=re.S).strip() == same[1].strip()
 
 
+def test_the_hand_is_left_out_only_while_it_looks_as_the_page_shows_it(
+    frozen_now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a move, the seats whose hand looks the same get a board without it; the mover (a card fewer)
+    and the seat now to play (its cards playable, at the new seq) get theirs drawn again."""
+    table_id, users = mid_game("mano")
+    before = snapshots.load_snapshot(table_id)
+    assert before is not None and before.game is not None
+    mover = before.table.turn_seat
+    done = board_view.rounds_done(before)
+    keys = {}
+    for user in users:
+        drawn = board_view.draw_push(before, user.pk, "es", done)
+        assert drawn is not None and HAND.search(drawn.html)
+        keys[user.pk] = drawn.hand
+    seq, change = next_change(table_id, monkeypatch)
+    after = snapshots.apply_change(before, change)
+    assert after.seq == seq and after.game is not None
+    redrawn = {mover, after.table.turn_seat}  # (the same seat when it won the trick it ended)
+    kept = 0
+    for position, user in enumerate(users):
+        drawn = board_view.draw_push(after, user.pk, "es", done, keys[user.pk])
+        full = board_view.draw_push(after, user.pk, "es", done)
+        assert drawn is not None and full is not None and full.hand == drawn.hand
+        if position in redrawn:
+            assert drawn.hand != keys[user.pk] and drawn.html == full.html, position
+        else:
+            kept += 1
+            assert drawn.hand == keys[user.pk], position
+            assert HAND.search(drawn.html) is None and HAND.search(full.html) is not None, position
+            # leaving it out leaves the rest of the board as it was
+            assert HAND.sub("", full.html).strip() == drawn.html.strip()
+    assert kept >= 2
+
+
 def test_a_game_not_in_play_is_not_drawn_from_a_snapshot() -> None:
     table_id, users = seated_table(4, 2, prefix="espera")
     snapshot = snapshots.load_snapshot(table_id)
