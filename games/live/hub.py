@@ -16,6 +16,8 @@ page reloaded (closed and opened again) does not unsubscribe and subscribe again
 Pub/sub keeps nothing for a process that is not listening.  A process that loses Redis subscribes to
 every table it shows again as soon as it can, and once Redis has confirmed them all redraws every one of
 its sockets from the database (a forced ``resync`` event), so no change made meanwhile stays unseen.
+A change whose event was never published (its process died between commit and publish) is found by
+``catch_up``, which compares the seqs heard here with the database's every few seconds.
 Without Redis (the embedded mode, one process) the events go straight to this process's sockets.
 
 Each process counts what it heard (``stats``): the events received, by table, and those handed to sockets.
@@ -56,6 +58,9 @@ LINGER_SECONDS = 5.0
 
 
 class Listener(Protocol):
+    """A socket showing a table.  One with a ``sent_seq`` (the seq of the last board it sent) is not
+    redrawn by ``catch_up`` while that is the table's seq."""
+
     def deliver(self, event: dict[str, Any]) -> None: ...
 
 
@@ -78,6 +83,10 @@ class _Hub:
         self.task: asyncio.Task[None] | None = None
         #: events received for each table heard (a table's count goes when it is no longer heard)
         self.heard: dict[int, int] = {}
+        #: the newest seq heard of each table shown here (its ``table.changed`` events)
+        self.seqs: dict[int, int] = {}
+        #: tables found behind the database at the last ``catch_up``, with the database's seq then
+        self.behind: dict[int, int] = {}
 
     def want(self, table_id: int) -> asyncio.Event | None:
         """Hear the table; with Redis, the event set once the subscription is confirmed."""
@@ -111,6 +120,8 @@ class _Hub:
         self.lingering.pop(table_id, None)
         if table_id in self.local:  # shown again meanwhile
             return
+        self.seqs.pop(table_id, None)
+        self.behind.pop(table_id, None)
         if self.wanted.pop(table_id, None) is not None:
             self.heard.pop(table_id, None)
             if self.task is not None:
@@ -124,7 +135,7 @@ _async_client: Any = None
 _client_lock = threading.Lock()
 _published_lock = threading.Lock()
 #: this process's counts (``stats``), over its whole life
-_counts = {"received": 0, "delivered": 0, "unshown": 0, "published": 0, "resyncs": 0}
+_counts = {"received": 0, "delivered": 0, "unshown": 0, "published": 0, "resyncs": 0, "caught_up": 0}
 
 
 def _here() -> _Hub:
@@ -229,6 +240,10 @@ def _receive(hub: _Hub, event: dict[str, Any]) -> None:
     if table_id in hub.heard:
         hub.heard[table_id] += 1
     listeners = hub.local.get(table_id)
+    if listeners and event.get("type") == "table.changed" and not event.get("resync"):
+        seq = event.get("seq")
+        if isinstance(seq, int) and seq > hub.seqs.get(table_id, -1):
+            hub.seqs[table_id] = seq
     if not listeners:
         _counts["unshown"] += 1
         return
@@ -251,6 +266,53 @@ def _resync_all(hub: _Hub) -> None:
     for table_id, listeners in list(hub.local.items()):
         event = {"type": "table.changed", "table": table_id, "seq": 0, "resync": True, "id": f"resync-{number}"}
         _hand_out(table_id, listeners, event)
+
+
+def shown() -> list[int]:
+    """The tables this process has sockets of."""
+    hub = _state
+    return list(hub.local) if hub is not None else []
+
+
+def catch_up(current: dict[int, int]) -> list[int]:
+    """Redraw from the database the tables whose change never came.  ``current``: the seq of tables shown
+    here, read from the database just now (every ``POCHA_PRESENCE_BEAT``, ``games.live.loop``).
+
+    A change is published after its commit, by the process that committed it; one that dies in between
+    (a worker killed, a server process killed) leaves the table moved on and nobody told, until the next
+    change, which may be that person's clock running out.  A table whose database seq is ahead of every
+    event heard here and every board its sockets were sent, at this check and at the one before at the
+    same seq, has lost that event (events arrive within milliseconds): its sockets draw it again from
+    the database, as after a lost subscription.  Returns those tables."""
+    hub = _state
+    if hub is None:
+        return []
+    behind: dict[int, int] = {}
+    redrawn = []
+    for table_id, seq in current.items():
+        listeners = hub.local.get(table_id)
+        if not listeners:
+            continue
+        known = max([hub.seqs.get(table_id, -1), *(getattr(listener, "sent_seq", -1) for listener in listeners)])
+        if seq <= known:
+            continue
+        if hub.behind.get(table_id) != seq:
+            behind[table_id] = seq  # maybe on its way: looked at again at the next check
+            continue
+        _counts["caught_up"] += 1
+        hub.seqs[table_id] = seq
+        event = {
+            "type": "table.changed",
+            "table": table_id,
+            "seq": seq,
+            "resync": True,
+            "id": f"caught-up-{seq}-{_counts['caught_up']}",
+        }
+        log.warning("hub: table %s is at seq %s in the database, and no event of it came here: redrawn", table_id, seq)
+        _hand_out(table_id, set(listeners), event)
+        redrawn.append(table_id)
+    hub.behind = behind
+    return redrawn
 
 
 # -- the subscription ------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import logging
 
 from django.conf import settings
 
-from games.live import capacity, hotpath, presence, timers
+from games.live import capacity, hotpath, hub, presence, timers
+from games.models import Table
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,8 @@ def bind_loop() -> None:
 async def keep_alive() -> None:
     """The process's beat and sweep, forever.  In services mode it also plays the due steps overdue by
     more than ``POCHA_SERVER_SWEEP_SLACK`` seconds, so that no game waits on the Celery worker or beat
-    alone (a due step is a compare-and-set on seq: two sweepers never play it twice)."""
+    alone (a due step is a compare-and-set on seq: two sweepers never play it twice).  At every beat, the
+    tables shown here whose change never came are redrawn (``hub.catch_up``)."""
     loop = asyncio.get_running_loop()
     number = 0
     while True:
@@ -56,8 +58,19 @@ async def keep_alive() -> None:
                 await timers.sweep_async(slack=float(settings.POCHA_SERVER_SWEEP_SLACK))
             except Exception:
                 log.exception("server sweep of overdue steps failed")
+        try:
+            tables = hub.shown()
+            if tables:
+                hub.catch_up(await hotpath.db(table_seqs, tables))
+        except Exception:
+            log.exception("looking for tables whose change never came failed")
         number += 1
         await asyncio.sleep(float(settings.POCHA_PRESENCE_BEAT))
+
+
+def table_seqs(tables: list[int]) -> dict[int, int]:
+    """Each table's seq in the database (one read, on the process's beat)."""
+    return dict(Table.objects.filter(pk__in=tables).values_list("pk", "seq"))
 
 
 async def _sweep_forever() -> None:

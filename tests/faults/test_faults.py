@@ -179,14 +179,20 @@ def check_record(stack: Stack, table_id: int, record: dict[str, Any]) -> None:
     assert [sum(r["points"][seat] for r in results) for seat in range(SIZE)] == list(game.totals)
     assert len(rounds) == len(record["rounds"]) == len(game.schedule)
     moves = stack.sql(
-        "SELECT seq, round, kind, value, by_clock FROM games_move WHERE table_id = %s ORDER BY seq", (table_id,)
+        "SELECT seq, round, kind, value, by_clock, seat, by_bot, made_at FROM games_move WHERE table_id = %s "
+        "ORDER BY seq",
+        (table_id,),
     )
     assert len({m[0] for m in moves}) == len(moves)
     for (number, _result), entry in zip(rounds, record["rounds"]):
         mine = [m for m in moves if m[1] == number]
         assert [int(m[3]) for m in mine if m[2] == "b"] == entry["bids"]
         assert [m[3] for m in mine if m[2] == "p"] == entry["plays"]
-    assert not any(m[4] for m in moves), "a clock ran out: someone was stuck"
+    clocked = [m for m in moves if m[4]]
+    assert not clocked, "a clock ran out: someone was stuck; the moves around it (seq, round, kind, value, " + (
+        "by_clock, seat, by_bot, made_at):\n"
+        + "\n".join(repr(m) for m in moves if any(abs(m[0] - c[0]) <= 4 for c in clocked))
+    )
 
 
 def check_chips(stack: Stack, table_id: int) -> None:
@@ -214,6 +220,11 @@ async def run_fault(
             + ", ".join(f"{k} {v:.2f}s" for k, v in report.items())
             + "".join(f", {k} {v}" for k, v in fault.notes.items())
             + f", moves {[p.moves for p in people]}, reconnects {[len(p.reconnects) for p in people]}"
+        )
+        around = sorted((t - fault.started, seq) for seq, t in timeline.seen.items() if -0.2 < t - fault.started < 40)
+        print(
+            f"[{fault.name}] seqs first seen from the fault on (s, seq): "
+            + ", ".join(f"{t:.2f} {q}" for t, q in around[:12])
         )
 
         _url, body = await asyncio.to_thread(people[0].browser.get, f"/mesa/{table_id}/partida.json")

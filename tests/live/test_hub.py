@@ -166,6 +166,29 @@ async def test_embedded_a_table_lingers_and_is_kept_when_shown_again(
     await until(lambda: hub.stats()["subscribed"] == [], "the linger to end")
 
 
+async def test_catch_up_redraws_a_table_only_once_it_stayed_behind_for_a_whole_check(
+    embedded: None, no_linger: None
+) -> None:
+    """The database's seqs against what was heard: a table behind at one check may have its event on the
+    way; behind at the same seq at the next, it is redrawn (once, for all its sockets); one whose event
+    came in between, or whose sockets drew that seq themselves, or that moved on again, is not."""
+    lost, late, drawn, moving = Recorder(), Recorder(), Recorder(), Recorder()
+    drawn.sent_seq = 9  # type: ignore[attr-defined]  # a socket that drew its first board at seq 9
+    for table, listener in ((1, lost), (2, late), (3, drawn), (4, moving)):
+        await hub.register(table, listener)
+        await hub.publish(event(table, 4))
+    before = hub.stats()["caught_up"]
+
+    assert hub.catch_up({1: 5, 2: 5, 3: 9, 4: 5}) == []  # 1, 2 and 4 behind: maybe on their way
+    await hub.publish(event(2, 5))  # table 2's event comes
+    assert hub.catch_up({1: 5, 2: 5, 3: 9, 4: 6}) == [1]  # 4 moved on: looked at again next time
+    assert lost.resyncs() and lost.resyncs()[0]["seq"] == 5
+    assert not late.resyncs() and not drawn.resyncs() and not moving.resyncs()
+    assert hub.catch_up({1: 5, 2: 5, 3: 9, 4: 6}) == [4]  # table 1 is not redrawn twice for seq 5
+    assert hub.stats()["caught_up"] == before + 2
+    assert hub.catch_up({9: 3}) == []  # a table with no socket here
+
+
 # -- with Redis: the subscriptions themselves ---------------------------------------------------------------
 
 
