@@ -32,6 +32,7 @@ from django.contrib.auth import get_user_model
 from django.db import connections
 from django.utils import timezone
 
+from benchmarks.load.wsclient import compose
 from games.engine import default_action
 from games.engine.snapshot import load
 from games.live import loop as server_loop
@@ -427,7 +428,7 @@ class Browser(BoardReader):
             elif message.get("text"):
                 self.frames.append(message["text"])
                 if SEQ.search(message["text"]):
-                    self.board = message["text"]
+                    self.board = compose(self.board, message["text"])  # as the page: a section left out stays
             self._arrived.set()
             if self.closed:
                 return

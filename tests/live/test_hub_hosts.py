@@ -26,6 +26,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings as django_settings
 from support.server import Daphne, suite_services
 
+from benchmarks.load.wsclient import compose
 from games.live import hub, timers
 from games.models import Table
 
@@ -81,7 +82,7 @@ class Socket:
             match = SEQ.search(frame)
             if match:  # a board (a refusal's flash alone carries no seq)
                 self.seqs.append(int(match.group(1)))
-                self.board = frame
+                self.board = compose(self.board, frame)  # as the page: a section left out stays
             self.arrived.set()
 
     async def close(self) -> None:
