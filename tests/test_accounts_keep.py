@@ -335,8 +335,7 @@ def short_games(monkeypatch, settings) -> None:
 
     settings.POCHA_BOT_DELAY = 0
     real = importlib.import_module("games.engine.schedule").schedule
-    for module in ("games.engine.state", "games.engine.snapshot"):
-        monkeypatch.setattr(importlib.import_module(module), "schedule", lambda players: real(players)[:1])
+    monkeypatch.setattr(importlib.import_module("games.engine.presets"), "schedule", lambda players: real(players)[:1])
 
 
 def close(client: Client, password: str, confirm: bool = True) -> Any:

@@ -31,8 +31,7 @@ pytestmark = pytest.mark.django_db
 
 UTC = UTC
 schedule_module = importlib.import_module("games.engine.schedule")
-snapshot_module = importlib.import_module("games.engine.snapshot")
-state_module = importlib.import_module("games.engine.state")
+presets_module = importlib.import_module("games.engine.presets")
 _drains = itertools.count()
 
 
@@ -98,8 +97,7 @@ def short_games(monkeypatch) -> None:
     def one_round(players: int) -> Any:
         return real(players)[:1]
 
-    monkeypatch.setattr(state_module, "schedule", one_round)
-    monkeypatch.setattr(snapshot_module, "schedule", one_round)
+    monkeypatch.setattr(presets_module, "schedule", one_round)
 
 
 # -- the welcome grant ---------------------------------------------------------------------

@@ -628,8 +628,7 @@ def test_the_books_balance_whatever_people_do(settings, monkeypatch):
     def short(players: int) -> Any:
         return real_schedule(players)[:ROUNDS]
 
-    monkeypatch.setattr(importlib.import_module("games.engine.state"), "schedule", short)
-    monkeypatch.setattr(importlib.import_module("games.engine.snapshot"), "schedule", short)
+    monkeypatch.setattr(importlib.import_module("games.engine.presets"), "schedule", short)
     monkeypatch.setattr(common, "secrets", common.secrets)  # the machine swaps it per example
     ChipsMachine.stats = {}
     run_state_machine_as_test(
@@ -661,10 +660,7 @@ def test_a_scripted_tour(settings, monkeypatch):
     settings.POCHA_QUICK_WAIT = 0
     real_schedule = importlib.import_module("games.engine.schedule").schedule
     monkeypatch.setattr(
-        importlib.import_module("games.engine.state"), "schedule", lambda players: real_schedule(players)[:ROUNDS]
-    )
-    monkeypatch.setattr(
-        importlib.import_module("games.engine.snapshot"), "schedule", lambda players: real_schedule(players)[:ROUNDS]
+        importlib.import_module("games.engine.presets"), "schedule", lambda players: real_schedule(players)[:ROUNDS]
     )
     monkeypatch.setattr(common, "secrets", common.secrets)
     machine = ChipsMachine()

@@ -24,8 +24,9 @@ from games.engine import (
     default_action,
 )
 from games.engine.errors import CODES
+from games.engine.presets import Rules
 from games.engine.rules import check_deal, explain_illegal
-from games.engine.schedule import schedule
+from games.engine.schedule import RoundKind, schedule
 from games.table import rule_words
 
 CARD_CODE = re.compile(r"\b(?:1[012]|[1-7])[ocebOCEB]\b")
@@ -79,6 +80,15 @@ EIGHT = schedule(4)[7]  # 8 cards: the last card dealt marks trump
 AUCTION = schedule(4)[8]
 
 
+INDIAS = Rules.of("indias")
+OROS_ROUND = next(spec for spec in INDIAS.schedule(3) if spec.kind is RoundKind.OROS)  # 13 cards, trump oros
+
+
+def thirteen_card_deal() -> list[list[Card]]:
+    deck = list(INDIAS.deck(3))
+    return [deck[i * 13 : (i + 1) * 13] for i in range(3)]
+
+
 def eight_card_deal() -> list[list[Card]]:
     deck = cs(" ".join(f"{rank}{suit}" for suit in "oceb" for rank in (1, 3, 5, 6, 7, 10, 11, 12)))
     return [deck[i * 8 : (i + 1) * 8] for i in range(4)]
@@ -108,6 +118,9 @@ SCENARIOS: dict[Rule, Callable[[], PochaError]] = {
     Rule.NOT_IN_DECK: lambda: refusal(lambda: check_deal(4, SPEC2, 1, [cs("1o 2o"), *GOOD2[1:]], Card.parse("1c"))),
     Rule.DUPLICATE_CARD: lambda: refusal(lambda: check_deal(4, SPEC2, 1, [cs("1o 12o"), *GOOD2[1:]], Card.parse("1c"))),
     Rule.AUCTION_TRUMP_CARD: lambda: refusal(lambda: check_deal(4, AUCTION, 0, eight_card_deal(), Card.parse("1o"))),
+    Rule.NO_CARD_TURNED: lambda: refusal(
+        lambda: check_deal(3, OROS_ROUND, 0, thirteen_card_deal(), Card.parse("7c"), INDIAS)
+    ),
     Rule.NO_TRUMP_CARD: lambda: refusal(lambda: check_deal(4, SPEC2, 1, GOOD2, None)),
     Rule.TRUMP_NOT_LAST_DEALT: lambda: refusal(lambda: check_deal(4, EIGHT, 0, eight_card_deal(), Card.parse("1c"))),
     Rule.TRUMP_IN_HAND: lambda: refusal(lambda: check_deal(4, SPEC2, 1, GOOD2, Card.parse("12o"))),

@@ -1,8 +1,8 @@
-"""Cards, suits and the deck of La Pocha.
+"""Cards, suits and the decks of La Pocha: the Spanish 40 and, for the ``bazas`` preset, the French 52.
 
 Cards are small immutable values written in the game's notation: rank then
-suit letter (``1o``, ``12b``).  There are only forty of them, so every card is
-interned: ``Card(1, Suit.OROS) is Card.parse("1o")``.
+suit letter (``1o``, ``12b``; French ``AS``, ``10H``, ``QD``).  There are only 92 of them, so every
+card is interned: ``Card(1, Suit.OROS) is Card.parse("1o")``.
 
 >>> Card.parse("12b")
 Card.parse('12b')
@@ -35,14 +35,26 @@ REMOVED_RANKS: dict[int, frozenset[int]] = {
 RANK_NAMES_ES: dict[int, str] = {1: "as", 10: "sota", 11: "caballo", 12: "rey"}
 RANK_NAMES_EN: dict[int, str] = {1: "ace", 10: "jack", 11: "knight", 12: "king"}
 
+#: The French deck (``bazas``): ranks 2..10, then J 11, Q 12, K 13, A 14, which is also their strength
+#: order.  Written ``2``..``10``, ``J``, ``Q``, ``K``, ``A`` before the suit letter (``10H``, ``QD``, ``AS``).
+FRENCH_RANKS: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+_FRENCH_TEXT: dict[int, str] = {11: "J", 12: "Q", 13: "K", 14: "A"}
+FRENCH_RANK_NAMES_ES: dict[int, str] = {11: "jota", 12: "reina", 13: "rey", 14: "as"}
+FRENCH_RANK_NAMES_EN: dict[int, str] = {11: "jack", 12: "queen", 13: "king", 14: "ace"}
+
 
 class Suit(str, enum.Enum):
-    """The four Spanish suits, valued by their notation letter."""
+    """The four Spanish suits and the four French ones (``bazas``), valued by their notation letter:
+    lower case for the Spanish deck, upper case for the French."""
 
     OROS = "o"
     COPAS = "c"
     ESPADAS = "e"
     BASTOS = "b"
+    PICAS = "S"
+    CORAZONES = "H"
+    DIAMANTES = "D"
+    TREBOLES = "C"
 
     def __str__(self) -> str:
         return self.value
@@ -66,19 +78,30 @@ class Suit(str, enum.Enum):
 
 
 SUITS: tuple[Suit, ...] = (Suit.OROS, Suit.COPAS, Suit.ESPADAS, Suit.BASTOS)
-_SUIT_BY_LETTER: dict[str, Suit] = {s.value: s for s in SUITS}
+#: The French deck's suits, in display order.
+FRENCH_SUITS: tuple[Suit, ...] = (Suit.PICAS, Suit.CORAZONES, Suit.DIAMANTES, Suit.TREBOLES)
+_SUIT_BY_LETTER: dict[str, Suit] = {s.value: s for s in (*SUITS, *FRENCH_SUITS)}
 _SUIT_NAMES_ES: dict[Suit, str] = {
     Suit.OROS: "oros",
     Suit.COPAS: "copas",
     Suit.ESPADAS: "espadas",
     Suit.BASTOS: "bastos",
+    Suit.PICAS: "picas",
+    Suit.CORAZONES: "corazones",
+    Suit.DIAMANTES: "diamantes",
+    Suit.TREBOLES: "tréboles",
 }
 _SUIT_NAMES_EN: dict[Suit, str] = {
     Suit.OROS: "coins",
     Suit.COPAS: "cups",
     Suit.ESPADAS: "swords",
     Suit.BASTOS: "clubs",
+    Suit.PICAS: "spades",
+    Suit.CORAZONES: "hearts",
+    Suit.DIAMANTES: "diamonds",
+    Suit.TREBOLES: "clubs",
 }
+_SUIT_ORDER: dict[Suit, int] = {s: i for i, s in enumerate((*SUITS, *FRENCH_SUITS))}
 
 
 class Card:
@@ -92,7 +115,7 @@ class Card:
     suit: Suit
     #: 1 (the 2) .. 10 (the ace): higher beats lower within a suit.
     strength: int
-    #: 0..39, dense, for arrays and bitsets.
+    #: 0..39 for the Spanish deck, 40..91 for the French one: dense, for arrays and bitsets.
     index: int
     _text: str
 
@@ -126,7 +149,7 @@ class Card:
 
     @classmethod
     def parse(cls, text: str) -> Card:
-        """Parse ``1o`` .. ``12b``; raise ValueError for anything else."""
+        """Parse ``1o`` .. ``12b`` (Spanish) or ``2S`` .. ``AC`` (French); raise ValueError for anything else."""
         try:
             return cls._by_text[text]
         except (KeyError, TypeError):
@@ -158,17 +181,23 @@ class Card:
         return self.suit is other.suit and self.strength > other.strength
 
     @property
+    def is_french(self) -> bool:
+        return self.index >= len(ALL_CARDS)
+
+    @property
     def name_es(self) -> str:
-        """``3 de copas``, ``as de oros``."""
-        return f"{RANK_NAMES_ES.get(self.rank, str(self.rank))} de {self.suit.name_es}"
+        """``3 de copas``, ``as de oros``; ``reina de corazones``, ``10 de picas``."""
+        names = FRENCH_RANK_NAMES_ES if self.is_french else RANK_NAMES_ES
+        return f"{names.get(self.rank, str(self.rank))} de {self.suit.name_es}"
 
     @property
     def name_en(self) -> str:
-        return f"{RANK_NAMES_EN.get(self.rank, str(self.rank))} of {self.suit.name_en}"
+        names = FRENCH_RANK_NAMES_EN if self.is_french else RANK_NAMES_EN
+        return f"{names.get(self.rank, str(self.rank))} of {self.suit.name_en}"
 
 
 def _sort_key(card: Card) -> tuple[int, int]:
-    return (SUITS.index(card.suit), -card.strength)
+    return (_SUIT_ORDER[card.suit], -card.strength)
 
 
 for _si, _suit in enumerate(SUITS):
@@ -177,11 +206,32 @@ for _si, _suit in enumerate(SUITS):
         Card._table[(_rank, _suit)] = _card
         Card._by_text[str(_card)] = _card
 
-#: Every card by its notation (``"12b"``): ``Card.parse`` as a plain lookup, for hot loops.
+#: All forty Spanish cards, in index order (0..39).
+ALL_CARDS: tuple[Card, ...] = tuple(sorted(Card._table.values(), key=lambda c: c.index))
+
+for _si, _suit in enumerate(FRENCH_SUITS):
+    for _ri, _rank in enumerate(FRENCH_RANKS):
+        _card = object.__new__(Card)
+        for _name, _value in (
+            ("rank", _rank),
+            ("suit", _suit),
+            ("strength", _rank - 1),  # 1 (the 2) .. 13 (the ace)
+            ("index", len(ALL_CARDS) + _si * 13 + _ri),
+            ("_text", f"{_FRENCH_TEXT.get(_rank, str(_rank))}{_suit.value}"),
+        ):
+            object.__setattr__(_card, _name, _value)
+        Card._table[(_rank, _suit)] = _card
+        Card._by_text[str(_card)] = _card
+
+#: Every card by its notation (``"12b"``, ``"QD"``): ``Card.parse`` as a plain lookup, for hot loops.
 CARDS_BY_TEXT: Mapping[str, Card] = MappingProxyType(Card._by_text)
 
-#: All forty cards, in index order.
-ALL_CARDS: tuple[Card, ...] = tuple(sorted(Card._table.values(), key=lambda c: c.index))
+#: The 52 French cards (``bazas``), in index order (40..91).
+FRENCH_CARDS: tuple[Card, ...] = tuple(
+    sorted((c for c in Card._table.values() if c.index >= len(ALL_CARDS)), key=lambda c: c.index)
+)
+#: Every card of both decks, in index order: ``EVERY_CARD[card.index] is card``.
+EVERY_CARD: tuple[Card, ...] = ALL_CARDS + FRENCH_CARDS
 
 
 def deck_for(players: int) -> tuple[Card, ...]:

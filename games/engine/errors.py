@@ -60,6 +60,7 @@ class Rule(str, enum.Enum):
     NOT_IN_DECK = "not_in_deck"  # card; players
     DUPLICATE_CARD = "duplicate_card"  # card
     AUCTION_TRUMP_CARD = "auction_trump_card"  # card: the card given as trump in an auction round
+    NO_CARD_TURNED = "no_card_turned"  # card: the card given as trump in an oros round (trump is oros)
     NO_TRUMP_CARD = "no_trump_card"
     TRUMP_NOT_LAST_DEALT = "trump_not_last_dealt"  # card; seat: the last receiver, who must hold it
     TRUMP_IN_HAND = "trump_in_hand"  # card: the turned card, found in a hand
@@ -96,6 +97,7 @@ _PLAIN: dict[Rule, str] = {
     Rule.NOT_IN_DECK: "{card} is not in the {players}-player deck",
     Rule.DUPLICATE_CARD: "{card} is dealt twice",
     Rule.AUCTION_TRUMP_CARD: "no trump card is turned in an auction round (given: {card})",
+    Rule.NO_CARD_TURNED: "no card is turned in this round: trump is oros (given: {card})",
     Rule.NO_TRUMP_CARD: "the trump card is missing",
     Rule.TRUMP_NOT_LAST_DEALT: "the trump card ({card}) must be the last card dealt, in seat {seat}'s hand",
     Rule.TRUMP_IN_HAND: "the turned trump card {card} is in a hand",

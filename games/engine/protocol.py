@@ -191,9 +191,12 @@ def _suit(value: object, what: str) -> Suit:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be a suit letter (o, c, e, b), not {_kind(value)}")
     try:
-        return Suit.parse(value)
+        suit = Suit.parse(value)
     except ValueError:
-        raise ValueError(f"{what}: {_short(value)} is not a suit (o, c, e, b)") from None
+        suit = None
+    if suit not in SUITS:  # (the French deck's suits belong to pocha-view/2)
+        raise ValueError(f"{what}: {_short(value)} is not a suit (o, c, e, b)")
+    return suit
 
 
 @dataclass(frozen=True, slots=True)

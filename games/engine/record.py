@@ -1,6 +1,9 @@
-"""Game records (``pocha-record/1``): export a game, load one, replay and check it.
+"""Game records (``pocha-record/1``, and ``pocha-record/2`` for the presets other than Clásica): export a
+game, load one, replay and check it.
 
-A record is to La Pocha what PGN is to chess; see ``shared/RECORD.md``.
+A record is to La Pocha what PGN is to chess; see ``shared/RECORD.md``.  ``pocha-record/2``
+(``shared/VARIANTS.md``) adds the table's ``rules`` and, per round, its ``kind`` and, in subastados
+rounds, the ``blind_bids`` made before the trump was chosen.
 """
 
 from __future__ import annotations
@@ -11,28 +14,43 @@ from typing import Any
 from .actions import ChooseTrump
 from .cards import CARDS_BY_TEXT, Card, Suit
 from .errors import PochaError, Rule
-from .schedule import MAX_PLAYERS, MIN_PLAYERS
+from .presets import CLASICA, Rules
+from .schedule import RoundKind
 from .state import GameState, Phase
 
 FORMAT = "pocha-record/1"
+#: The presets other than Clásica.
+FORMAT_2 = "pocha-record/2"
 
 
 def export_record(game: GameState, *, include_current: bool = False) -> dict[str, Any]:
     """The record of ``game``: every whole round played so far (and, if asked, the one in progress)."""
     finished = len(game.results)
     logs = game.log if include_current else game.log[:finished]
+    second = not game.rules.is_clasica
     rounds: list[dict[str, Any]] = []
-    for log in logs:
-        entry: dict[str, Any] = {
-            "hands": [[str(c) for c in hand] for hand in log.hands],
-            "trump_card": str(log.trump_card) if log.trump_card is not None else None,
-            "bids": list(log.bids),
-        }
+    for number, log in enumerate(logs, start=1):
+        entry: dict[str, Any] = {}
+        if second:
+            entry["kind"] = game.schedule[number - 1].kind.value
+        entry["hands"] = [[str(c) for c in hand] for hand in log.hands]
+        entry["trump_card"] = str(log.trump_card) if log.trump_card is not None else None
+        if log.blind_bids is not None:
+            entry["blind_bids"] = list(log.blind_bids)
+        entry["bids"] = list(log.bids)
         if log.trump_card is None and log.trump_suit is not None:
             entry["trump_suit"] = log.trump_suit.value
         entry["plays"] = [str(c) for c in log.plays]
         rounds.append(entry)
-    return {"format": FORMAT, "players": list(game.names), "first_dealer": game.first_dealer, "rounds": rounds}
+    if not second:
+        return {"format": FORMAT, "players": list(game.names), "first_dealer": game.first_dealer, "rounds": rounds}
+    return {
+        "format": FORMAT_2,
+        "rules": game.rules.as_json(),
+        "players": list(game.names),
+        "first_dealer": game.first_dealer,
+        "rounds": rounds,
+    }
 
 
 class RecordError(Exception):
@@ -80,19 +98,27 @@ def _header(record: object) -> GameState:
 
     if not isinstance(record, dict):
         raise bad("a record must be a JSON object")
-    if record.get("format") != FORMAT:
-        raise bad(f"format must be {FORMAT!r}, not {record.get('format')!r}")
+    rules = CLASICA
+    if record.get("format") == FORMAT_2:
+        try:
+            rules = Rules.from_json(record.get("rules"))
+        except ValueError as error:
+            raise bad(f"rules: {error}") from None
+    elif record.get("format") != FORMAT:
+        raise bad(f"format must be {FORMAT!r} or {FORMAT_2!r}, not {record.get('format')!r}")
     players = record.get("players")
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise bad("players must be a list of names")
-    if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-        raise bad(f"La Pocha is played by 3 to 6, not {len(players)}")
+    try:
+        rules.check_players(len(players))
+    except ValueError as error:
+        raise bad(str(error)) from None
     first_dealer = record.get("first_dealer")
     if not _is_int(first_dealer) or not 0 <= first_dealer < len(players):  # type: ignore[operator]
         raise bad(f"first_dealer must be a seat from 0 to {len(players) - 1}, not {first_dealer!r}")
     if not isinstance(record.get("rounds"), list):
         raise bad("rounds must be a list")
-    return GameState(players, first_dealer)  # type: ignore[arg-type]
+    return GameState(players, first_dealer, rules=rules)  # type: ignore[arg-type]
 
 
 def replay(record: object) -> Replay:
@@ -110,9 +136,20 @@ def _replay_round(game: GameState, number: int, entry: object) -> None:
         raise RecordError(number, "deal", 0, f"a game of {game.players} has only {len(game.schedule)} rounds")
     if not isinstance(entry, dict):
         raise RecordError(number, "deal", 0, "a round must be a JSON object")
+    spec = game.schedule[number - 1]
+    if not game.rules.is_clasica and entry.get("kind") != spec.kind.value:
+        raise RecordError(number, "deal", 0, f"round {number} is a {spec.kind} round, not {entry.get('kind')!r}")
     trump_card = _replay_deal(game, number, entry)
-    _replay_bids(game, number, entry)
-    _replay_trump(game, number, entry, trump_card)
+    if spec.is_blind:
+        _replay_bids(game, number, entry, "blind_bids", "blind_bid")
+    elif "blind_bids" in entry:
+        raise RecordError(number, "blind_bid", 0, "only subastados rounds have blind bids")
+    if spec.kind is RoundKind.SUBASTADOS:
+        _replay_trump(game, number, entry, trump_card)
+        _replay_bids(game, number, entry)
+    else:
+        _replay_bids(game, number, entry)
+        _replay_trump(game, number, entry, trump_card)
     _replay_plays(game, number, entry)
 
 
@@ -134,36 +171,37 @@ def _replay_deal(game: GameState, number: int, entry: dict[str, Any]) -> Card | 
     return trump_card
 
 
-def _replay_bids(game: GameState, number: int, entry: dict[str, Any]) -> None:
-    """Every seat's bid, in bidding order."""
-    bids = entry.get("bids")
+def _replay_bids(game: GameState, number: int, entry: dict[str, Any], key: str = "bids", kind: str = "bid") -> None:
+    """Every seat's bid, in bidding order (``blind_bids``: subastados' blind ones)."""
+    bids = entry.get(key)
     if not isinstance(bids, list):
-        raise RecordError(number, "bid", 0, "bids must be a list")
+        raise RecordError(number, kind, 0, f"{key} must be a list")
     bidders = len(game.order)
     for index, bid in enumerate(bids):
         if index >= bidders:
-            raise RecordError(number, "bid", index, f"only {bidders} players bid in this round")
+            raise RecordError(number, kind, index, f"only {bidders} players bid in this round")
         if not _is_int(bid):
-            raise RecordError(number, "bid", index, f"a bid must be a whole number, not {bid!r}")
+            raise RecordError(number, kind, index, f"a bid must be a whole number, not {bid!r}")
         try:
             game.bid(bid)
         except PochaError as error:
-            raise RecordError(number, "bid", index, error.describe()) from None
+            raise RecordError(number, kind, index, error.describe()) from None
     if len(bids) < bidders:
-        raise RecordError(number, "bid", len(bids), f"missing bid: {bidders} players bid in this round")
+        raise RecordError(number, kind, len(bids), f"missing bid: {bidders} players bid in this round")
 
 
 def _replay_trump(game: GameState, number: int, entry: dict[str, Any], trump_card: Card | None) -> None:
     """The auction winner's ``trump_suit``; in a normal round, if given, the turned card's suit."""
     suit_raw = entry.get("trump_suit")
     if game.phase is Phase.CHOOSING_TRUMP:
+        letters = ", ".join(s.value for s in game.suits)
         try:
             suit = Suit.parse(suit_raw)  # type: ignore[arg-type]
-        except ValueError:
+            game.apply(ChooseTrump(suit))
+        except (ValueError, PochaError):
             raise RecordError(
-                number, "trump", 0, f"the auction winner must choose a suit (o, c, e, b), not {suit_raw!r}"
+                number, "trump", 0, f"the auction winner must choose a suit ({letters}), not {suit_raw!r}"
             ) from None
-        game.apply(ChooseTrump(suit))
     elif suit_raw is not None and suit_raw != (game.trump_suit.value if game.trump_suit else None):
         raise RecordError(number, "trump", 0, f"trump is not chosen in a normal round (turned: {trump_card})")
 

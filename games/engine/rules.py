@@ -17,12 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from .cards import Card, Suit, deck_for
+from .cards import Card, Suit
 from .errors import IllegalDealError, IllegalPlayError, Rule
-from .schedule import RoundSpec, active_order
+from .presets import CLASICA, Rules, clasica_multiplier
+from .presets import FIVE_OF_BASTOS as FIVE_OF_BASTOS  # (re-exported: the rule lives with the presets)
+from .schedule import RoundSpec, TrumpMode
 
 RESTING_POINTS = 10
-FIVE_OF_BASTOS = Card(5, Suit.BASTOS)
+#: Clásica's multiplier (the rule lives with the presets).
+multiplier = clasica_multiplier
 
 
 def points(bid: int, won: int) -> int:
@@ -32,18 +35,9 @@ def points(bid: int, won: int) -> int:
     return -5 * abs(bid - won)
 
 
-def multiplier(players: int, trump_card: Card | None, trump_suit: Suit) -> int:
-    """×3 when the card marking trump is the 5 of bastos (never at 3 seats), ×2 for oros."""
-    if trump_card is FIVE_OF_BASTOS and players != 3:
-        return 3
-    if trump_suit is Suit.OROS:
-        return 2
-    return 1
-
-
 def forbidden_last_bid(spec: RoundSpec, bids_so_far: Sequence[int], bidders: int) -> int | None:
     """The one number the last bidder may not say in a normal round, else None."""
-    if spec.is_auction or len(bids_so_far) != bidders - 1:
+    if not spec.restricts_last_bidder or len(bids_so_far) != bidders - 1:
         return None
     forbidden = spec.cards - sum(bids_so_far)
     return forbidden if 0 <= forbidden <= spec.cards else None
@@ -73,8 +67,10 @@ def trick_winner(cards: Sequence[Card], trump: Suit) -> int:
     return best
 
 
-def legal_plays(hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> list[Card]:
-    """The cards of ``hand`` that may be played on ``trick`` (cards so far, in order)."""
+def legal_plays(hand: Sequence[Card], trick: Sequence[Card], trump: Suit, losing_trump: bool = True) -> list[Card]:
+    """The cards of ``hand`` that may be played on ``trick`` (cards so far, in order).  ``losing_trump``
+    (Clásica, bazas): a player void in the led suit who cannot overtrump must still play a trump;
+    without it (indias, se-dobla) only a trump that would win is owed, and with none any card."""
     if not trick:
         return list(hand)
     led = trick[0].suit
@@ -91,12 +87,14 @@ def legal_plays(hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> lis
         if on_table:
             top = max(on_table)
             higher = [c for c in trumps if c.strength > top]
-            return higher or trumps
+            if higher or losing_trump:
+                return higher or trumps
+            return list(hand)
         return trumps
     return list(hand)
 
 
-def may_play(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> bool:
+def may_play(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit, losing_trump: bool = True) -> bool:
     """``card in legal_plays(hand, trick, trump)`` for a ``card`` of ``hand``, without building the list.
 
     Replaying and checking call this once per card played, so it scans instead of allocating.
@@ -133,22 +131,33 @@ def may_play(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Sui
             if c.suit is trump and c.strength > top:
                 return False  # could contrafallar and did not
         return True
+    if losing_trump:
+        for c in hand:
+            if c.suit is trump:
+                return False  # could fallar and did not
+        return True
+    top = 0
+    for c in trick:
+        if c.suit is trump and c.strength > top:
+            top = c.strength
     for c in hand:
-        if c.suit is trump:
-            return False  # could fallar and did not
+        if c.suit is trump and c.strength > top:
+            return False  # could fallar with a trump that wins (all that is owed here) and did not
     return True
 
 
-def explain_illegal(card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit) -> IllegalPlayError | None:
+def explain_illegal(
+    card: Card, hand: Sequence[Card], trick: Sequence[Card], trump: Suit, losing_trump: bool = True
+) -> IllegalPlayError | None:
     """Why ``card`` may not be played now (an error to raise or show), or None if it may.
 
     The rules of play (asistir, montar, fallar, contrafallar) come with the suit led, the trump
     suit and, as ``legal``, the cards that may be played instead."""
     if card not in hand:
         return IllegalPlayError(Rule.NOT_IN_HAND, {"card": str(card)})
-    if may_play(card, hand, trick, trump):
+    if may_play(card, hand, trick, trump, losing_trump):
         return None
-    legal = legal_plays(hand, trick, trump)
+    legal = legal_plays(hand, trick, trump, losing_trump)
     led = trick[0].suit
     params = {"suit": led.value, "trump": trump.value, "legal": " ".join(str(c) for c in legal)}
     if legal[0].suit is led:
@@ -167,15 +176,16 @@ class Deal:
     trump_card: Card | None
 
 
-def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> Deal:
+def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random, rules: Rules = CLASICA) -> Deal:
     """Shuffle the table's deck and deal one card at a time from the dealer's left.
 
     In normal rounds the next card is turned for trump; in the 8-card subida round
     the last card dealt marks trump and stays in its receiver's hand; auctions turn nothing.
+    Se dobla shows the deck's last card (la muestra), the last dealt when the round deals them all.
     """
-    deck = list(deck_for(players))
+    deck = list(rules.deck(players))
     rng.shuffle(deck)
-    order = active_order(dealer, players)
+    order = rules.active_order(dealer, players)
     hands: list[list[Card]] = [[] for _ in range(players)]
     position = 0
     for _ in range(spec.cards):
@@ -183,29 +193,36 @@ def deal(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> Deal
             hands[seat].append(deck[position])
             position += 1
     trump_card: Card | None
-    if spec.is_auction:
+    if not spec.turns_a_card:
         trump_card = None
     elif spec.trump_is_last_dealt:
         trump_card = deck[position - 1]
+    elif spec.trump_mode is TrumpMode.MUESTRA:
+        trump_card = deck[-1]
     else:
         trump_card = deck[position]
     return Deal(tuple(tuple(h) for h in hands), trump_card)
 
 
 @cache
-def _deck_indices(players: int) -> frozenset[int]:
+def _deck_indices(preset: str, players: int) -> frozenset[int]:
     """The table's deck as card indices: small ints hash and compare faster than cards."""
-    return frozenset(card.index for card in deck_for(players))
+    return frozenset(card.index for card in Rules(preset).deck(players))
 
 
 def check_deal(
-    players: int, spec: RoundSpec, dealer: int, hands: Sequence[Sequence[Card]], trump_card: Card | None
+    players: int,
+    spec: RoundSpec,
+    dealer: int,
+    hands: Sequence[Sequence[Card]],
+    trump_card: Card | None,
+    rules: Rules = CLASICA,
 ) -> None:
     """Raise IllegalDealError unless these hands and trump card can come from a deal of ``spec``."""
     if len(hands) != players:
         raise IllegalDealError(Rule.HAND_COUNT, {"n": players, "got": len(hands)})
-    in_deck = _deck_indices(players)
-    active = active_order(dealer, players)
+    in_deck = _deck_indices(rules.preset, players)
+    active = rules.active_order(dealer, players)
     seen: set[int] = set()  # indices of the cards dealt so far
     for seat, hand in enumerate(hands):
         want = spec.cards if seat in active else 0
@@ -218,9 +235,10 @@ def check_deal(
             if index in seen:
                 raise IllegalDealError(Rule.DUPLICATE_CARD, {"card": str(card)})
             seen.add(index)
-    if spec.is_auction:
+    if not spec.turns_a_card:
         if trump_card is not None:
-            raise IllegalDealError(Rule.AUCTION_TRUMP_CARD, {"card": str(trump_card)})
+            code = Rule.AUCTION_TRUMP_CARD if spec.is_auction else Rule.NO_CARD_TURNED
+            raise IllegalDealError(code, {"card": str(trump_card)})
         return
     if trump_card is None:
         raise IllegalDealError(Rule.NO_TRUMP_CARD)

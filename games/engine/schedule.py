@@ -26,17 +26,66 @@ class RoundPhase(str, enum.Enum):
         return self.value
 
 
+class RoundKind(str, enum.Enum):
+    """What sort of round it is, beyond its stage (``shared/VARIANTS.md``): every Clásica round is
+    ``normal``; the other presets add one-card ``indias`` rounds (everyone sees every card but their own),
+    ``subastados`` (a blind bid, the winner's trump, then the contract bid), ``oros`` (trump oros) and the
+    ``desempate`` rounds played after a tie."""
+
+    NORMAL = "normal"
+    INDIAS = "indias"
+    SUBASTADOS = "subastados"
+    OROS = "oros"
+    DESEMPATE = "desempate"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class TrumpMode(str, enum.Enum):
+    """How a round's trump is set."""
+
+    TURNED = "turned"  # the next card of the deck is turned; the last card dealt when the round deals it all
+    MUESTRA = "muestra"  # the deck's last card is shown; the last card dealt when the round deals it all
+    AUCTION = "auction"  # nothing turned: the highest bidder chooses after the bids (Clásica's subasta)
+    BLIND = "blind"  # nothing turned: a blind bid, its winner chooses, then everyone bids again (subastados)
+    OROS = "oros"  # nothing turned: trump is oros
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class RoundSpec:
-    """One round of the schedule: its number (from 1), stage and cards per hand."""
+    """One round of the schedule: its number (from 1), stage and cards per hand; for the presets other
+    than Clásica also its kind, how trump is set, whether the last bidder is restricted and whether the
+    round deals the whole deck (then a turned trump is the last card dealt)."""
 
     number: int
     phase: RoundPhase
     cards: int
+    kind: RoundKind = RoundKind.NORMAL
+    trump: TrumpMode | None = None  # None: Clásica's, by the stage
+    last_bidder: bool | None = None  # None: Clásica's, by the stage
+    deals_deck: bool | None = None  # None: Clásica's, the 8-card subida round
+
+    @property
+    def trump_mode(self) -> TrumpMode:
+        if self.trump is not None:
+            return self.trump
+        return TrumpMode.AUCTION if self.phase is RoundPhase.SUBASTA else TrumpMode.TURNED
 
     @property
     def is_auction(self) -> bool:
-        return self.phase is RoundPhase.SUBASTA
+        """Nothing is turned, and the highest bidder chooses trump (after a blind bid in subastados)."""
+        if self.trump is None:
+            return self.phase is RoundPhase.SUBASTA
+        return self.trump is TrumpMode.AUCTION or self.trump is TrumpMode.BLIND
+
+    @property
+    def is_blind(self) -> bool:
+        """Subastados: the auction's bids are blind and score nothing; the contract is bid after it."""
+        return self.trump is TrumpMode.BLIND
 
     @property
     def is_normal(self) -> bool:
@@ -44,9 +93,23 @@ class RoundSpec:
         return self.phase is not RoundPhase.SUBASTA
 
     @property
+    def restricts_last_bidder(self) -> bool:
+        """The last-bidder rule holds for the contract's bids (never for an auction's)."""
+        if self.last_bidder is not None:
+            return self.last_bidder
+        return self.phase is not RoundPhase.SUBASTA
+
+    @property
     def trump_is_last_dealt(self) -> bool:
-        """The 8-card subida round: the deck runs out, the last card dealt marks trump."""
+        """The deck runs out (Clásica: the 8-card subida round): the last card dealt marks trump."""
+        if self.deals_deck is not None:
+            return self.deals_deck and self.trump_mode in (TrumpMode.TURNED, TrumpMode.MUESTRA)
         return self.phase is RoundPhase.SUBIDA and self.cards == MAX_CARDS
+
+    @property
+    def turns_a_card(self) -> bool:
+        """A card marks trump (turned, or the last dealt)."""
+        return self.trump_mode in (TrumpMode.TURNED, TrumpMode.MUESTRA)
 
 
 def check_players(players: int) -> None:
@@ -76,10 +139,11 @@ def resting_seat(dealer: int, players: int) -> int | None:
 
 
 @cache
-def active_order(dealer: int, players: int) -> tuple[int, ...]:
-    """Seats holding cards, in dealing/bidding order: from the dealer's left round to the last."""
+def active_order(dealer: int, players: int, rest: bool = True) -> tuple[int, ...]:
+    """Seats holding cards, in dealing/bidding order: from the dealer's left round to the last.
+    ``rest``: Clásica's rule, the dealer rests at six (no other preset rests anyone)."""
     order = tuple((dealer + i) % players for i in range(1, players + 1))
-    if players == 6:
+    if players == 6 and rest:
         order = order[:-1]
     return order
 

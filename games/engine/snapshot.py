@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import Card, Suit
-from .schedule import active_order, schedule
+from .presets import Rules
 from .state import GameState, Phase, RoundLog, RoundResult, TrickPlay
 
 VERSION = 1
@@ -46,8 +46,14 @@ def dump(game: GameState, *, history: bool = True) -> dict[str, Any]:
     results but the last and its names must come from elsewhere (the server's log and seats)."""
     results = game.results if history else game.results[-1:]
     logs = game.log if history else game.log[-1:]
+    extra: dict[str, Any] = {}
+    if not game.rules.is_clasica:  # (a Clásica game's snapshot is as it always was)
+        extra["rules"] = game.rules.as_json()
+        extra["tie_breaks"] = len(game.schedule) - len(game.rules.schedule(game.players))
+        extra["blind_bids"] = game.blind_bids
     return {
         "v": VERSION,
+        **extra,
         **({"names": list(game.names)} if history else {"players": game.players}),
         "first_dealer": game.first_dealer,
         "phase": game.phase.value,
@@ -73,6 +79,7 @@ def dump(game: GameState, *, history: bool = True) -> dict[str, Any]:
                 "trump_suit": None if r.trump_suit is None else r.trump_suit.value,
                 "plays": _cards(r.plays),
                 "seed": r.seed,
+                **({"blind_bids": list(r.blind_bids)} if r.blind_bids is not None else {}),
             }
             for r in logs
         ],
@@ -84,19 +91,26 @@ def load(data: dict[str, Any]) -> GameState:
     if data.get("v") != VERSION:
         raise ValueError(f"unknown snapshot version {data.get('v')!r}")
     players = data["names"] if "names" in data else int(data["players"])
-    game = GameState(players if isinstance(players, int) else list(players), int(data["first_dealer"]))
+    rules = Rules.from_json(data["rules"]) if "rules" in data else Rules()
+    game = GameState(players if isinstance(players, int) else list(players), int(data["first_dealer"]), rules=rules)
+    tie_breaks = int(data.get("tie_breaks", 0))
+    if tie_breaks:
+        base = len(game.schedule)
+        game.schedule = (*game.schedule, *(rules.tie_break(game.players, base + i + 1) for i in range(tie_breaks)))
     game.phase = Phase(data["phase"])
     game.number = int(data["number"])
     if game.number:
-        game.spec = schedule(game.players)[game.number - 1]
+        game.spec = game.schedule[game.number - 1]
         game.dealer = (game.first_dealer + game.number - 1) % game.players
-        game.order = active_order(game.dealer, game.players)
+        game.order = rules.active_order(game.dealer, game.players)
         game._next = {seat: game.order[(i + 1) % len(game.order)] for i, seat in enumerate(game.order)}
     game.hands = [_parse(h) for h in data["hands"]]
     game.trump_card = _opt_card(data["trump_card"])
     game.trump_suit = _opt_suit(data["trump_suit"])
     game.bids = list(data["bids"])
     game.bids_made = list(data["bids_made"])
+    blind = data.get("blind_bids")
+    game.blind_bids = None if blind is None else list(blind)
     game.auction_winner = data["auction_winner"]
     game.trick = [TrickPlay(seat, Card.parse(card)) for seat, card in data["trick"]]
     game.last_trick = tuple(TrickPlay(seat, Card.parse(card)) for seat, card in data["last_trick"])
@@ -113,6 +127,7 @@ def load(data: dict[str, Any]) -> GameState:
             _opt_suit(r["trump_suit"]),
             _parse(r["plays"]),
             r.get("seed"),
+            None if r.get("blind_bids") is None else list(r["blind_bids"]),
         )
         for r in data["log"]
     ]

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .actions import Action, Bid, ChooseTrump, Play
-from .cards import ALL_CARDS, SUITS, Card, Suit, sort_hand
+from .cards import EVERY_CARD, FRENCH_SUITS, SUITS, Card, Suit, sort_hand
 from .errors import IllegalActionError, IllegalBidError, IllegalPlayError, IllegalTrumpError, Rule
+from .presets import CLASICA, MOST_PLAYERS, Rules, clasica_multiplier
 from .rules import (
     RESTING_POINTS,
     Deal,
@@ -30,11 +31,10 @@ from .rules import (
     forbidden_last_bid,
     legal_plays,
     may_play,
-    multiplier,
     points,
     trick_winner,
 )
-from .schedule import MAX_PLAYERS, RoundPhase, RoundSpec, active_order, check_players, dealer_of, schedule
+from .schedule import RoundKind, RoundPhase, RoundSpec, TrumpMode, dealer_of
 
 
 class Phase(str, enum.Enum):
@@ -54,7 +54,9 @@ _PLAYING = Phase.PLAYING  # a module global is read faster than an enum member, 
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
-    """A scored round, by seat (``None`` bid and tricks for the resting dealer)."""
+    """A scored round, by seat (``None`` bid and tricks for the resting dealer).  The presets other than
+    Clásica add the round's ``kind``, the subastados' ``blind_bids`` and the seat whose points *se dobla*
+    doubled (``doubled``); Clásica's results leave them out of their JSON."""
 
     number: int
     phase: RoundPhase
@@ -66,9 +68,12 @@ class RoundResult:
     bids: tuple[int | None, ...]
     tricks: tuple[int | None, ...]
     points: tuple[int, ...]
+    kind: RoundKind = RoundKind.NORMAL
+    blind_bids: tuple[int | None, ...] | None = None
+    doubled: int | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "number": self.number,
             "phase": self.phase.value,
             "cards": self.cards,
@@ -80,6 +85,13 @@ class RoundResult:
             "tricks": list(self.tricks),
             "points": list(self.points),
         }
+        if self.kind is not RoundKind.NORMAL:
+            data["kind"] = self.kind.value
+        if self.blind_bids is not None:
+            data["blind_bids"] = list(self.blind_bids)
+        if self.doubled is not None:
+            data["doubled"] = self.doubled
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RoundResult:
@@ -95,6 +107,9 @@ class RoundResult:
             bids=tuple(data["bids"]),
             tricks=tuple(data["tricks"]),
             points=tuple(data["points"]),
+            kind=RoundKind(data.get("kind", "normal")),
+            blind_bids=tuple(data["blind_bids"]) if data.get("blind_bids") is not None else None,
+            doubled=data.get("doubled"),
         )
 
 
@@ -108,6 +123,8 @@ class RoundLog:
     trump_suit: Suit | None
     plays: list[Card]
     seed: int | None = None
+    #: subastados: the blind bids, in bidding order (``bids`` is then the contract)
+    blind_bids: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +135,7 @@ class TrickPlay:
 
 # Every (seat, card) a trick can hold, made once: immutable values, shared like the cards themselves.
 _TRICK_PLAYS: tuple[tuple[TrickPlay, ...], ...] = tuple(
-    tuple(TrickPlay(seat, card) for card in ALL_CARDS) for seat in range(MAX_PLAYERS)
+    tuple(TrickPlay(seat, card) for card in EVERY_CARD) for seat in range(MOST_PLAYERS)
 )
 
 
@@ -130,22 +147,25 @@ class GameState:
     or ``apply_unchecked`` (the fast path for simulations that only pick legal actions).
     """
 
-    def __init__(self, players: int | Sequence[str], first_dealer: int, seed: int | None = None) -> None:
+    def __init__(
+        self, players: int | Sequence[str], first_dealer: int, seed: int | None = None, rules: Rules = CLASICA
+    ) -> None:
         if isinstance(players, int):
             count = players
             names: tuple[str, ...] = tuple(f"P{i + 1}" for i in range(players)) if players > 0 else ()
         else:
             names = tuple(players)
             count = len(names)
-        check_players(count)
+        rules.check_players(count)
         if not isinstance(first_dealer, int) or isinstance(first_dealer, bool) or not 0 <= first_dealer < count:
             raise ValueError(f"first dealer must be a seat 0..{count - 1}, not {first_dealer!r}")
         self.players = count
+        self.rules = rules
         self.names = names
         self.first_dealer = first_dealer
         self.seed = seed
         self._rng = random.Random(seed) if seed is not None else None
-        self.schedule: tuple[RoundSpec, ...] = schedule(count)
+        self.schedule: tuple[RoundSpec, ...] = rules.schedule(count)
         self.phase = Phase.DEALING
         self.number = 0
         self.spec: RoundSpec | None = None
@@ -156,6 +176,8 @@ class GameState:
         self.trump_suit: Suit | None = None
         self.bids: list[int | None] = [None] * count
         self.bids_made: list[int] = []
+        #: subastados: the blind bids (None outside them); ``bids``/``bids_made`` are then the contract's
+        self.blind_bids: list[int | None] | None = None
         self.auction_winner: int | None = None
         self.trick: list[TrickPlay] = []
         self.last_trick: tuple[TrickPlay, ...] = ()
@@ -170,14 +192,16 @@ class GameState:
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def new(cls, players: int | Sequence[str], seed: int, first_dealer: int | None = None) -> GameState:
+    def new(
+        cls, players: int | Sequence[str], seed: int, first_dealer: int | None = None, rules: Rules = CLASICA
+    ) -> GameState:
         """A game dealt from ``seed``: the same seed gives the same first dealer and deals."""
         count = players if isinstance(players, int) else len(players)
-        check_players(count)
+        rules.check_players(count)
         rng = random.Random(seed)
         if first_dealer is None:
             first_dealer = rng.randrange(count)
-        game = cls(players, first_dealer, seed=rng.getrandbits(64))
+        game = cls(players, first_dealer, seed=rng.getrandbits(64), rules=rules)
         game.deal()
         return game
 
@@ -185,6 +209,7 @@ class GameState:
         other = GameState.__new__(GameState)
         for name in (
             "players",
+            "rules",
             "names",
             "first_dealer",
             "seed",
@@ -210,12 +235,22 @@ class GameState:
         other.hands = [list(h) for h in self.hands]
         other.bids = list(self.bids)
         other.bids_made = list(self.bids_made)
+        other.blind_bids = None if self.blind_bids is None else list(self.blind_bids)
         other.trick = list(self.trick)
         other.tricks = list(self.tricks)
         other.totals = list(self.totals)
         other.results = list(self.results)
         other.log = [
-            RoundLog(r.hands, r.trump_card, list(r.bids), r.trump_suit, list(r.plays), r.seed) for r in self.log
+            RoundLog(
+                r.hands,
+                r.trump_card,
+                list(r.bids),
+                r.trump_suit,
+                list(r.plays),
+                r.seed,
+                None if r.blind_bids is None else list(r.blind_bids),
+            )
+            for r in self.log
         ]
         return other
 
@@ -241,9 +276,9 @@ class GameState:
                 if self._rng is None:
                     raise ValueError("this game has no seed: give the hands or a seed")
                 seed = self._rng.getrandbits(63)
-            the_deal = deal(self.players, spec, dealer, random.Random(seed))
+            the_deal = deal(self.players, spec, dealer, random.Random(seed), self.rules)
         else:
-            check_deal(self.players, spec, dealer, hands, trump_card)
+            check_deal(self.players, spec, dealer, hands, trump_card, self.rules)
             the_deal = Deal(tuple(map(tuple, hands)), trump_card)
         self._start_round(spec, dealer, the_deal, seed)
         return the_deal
@@ -252,19 +287,25 @@ class GameState:
         self.number = spec.number
         self.spec = spec
         self.dealer = dealer
-        self.order = active_order(dealer, self.players)
+        self.order = self.rules.active_order(dealer, self.players)
         self._next = dict(zip(self.order, self.order[1:] + self.order[:1]))
         self.hands = list(map(list, the_deal.hands))
         self.trump_card = the_deal.trump_card
         self.trump_suit = the_deal.trump_card.suit if the_deal.trump_card is not None else None
+        blind = False
+        if not self.rules.is_clasica:
+            if spec.trump_mode is TrumpMode.OROS:
+                self.trump_suit = Suit.OROS
+            blind = spec.is_blind
         self.bids = [None] * self.players
         self.bids_made = []
+        self.blind_bids = [None] * self.players if blind else None
         self.auction_winner = None
         self.trick = []
         self.last_trick = ()
         self.last_trick_winner = None
         self.tricks = [0] * self.players
-        self.log.append(RoundLog(the_deal.hands, the_deal.trump_card, [], None, [], seed))
+        self.log.append(RoundLog(the_deal.hands, the_deal.trump_card, [], None, [], seed, [] if blind else None))
         self.phase = Phase.BIDDING
         self.turn = self.order[0]
 
@@ -276,7 +317,12 @@ class GameState:
 
     @property
     def resting(self) -> int | None:
-        return self.dealer if self.players == 6 and self.spec is not None else None
+        return self.dealer if self.spec is not None and self.rules.rests_dealer(self.players) else None
+
+    @property
+    def bidding_blind(self) -> bool:
+        """Subastados' first bids: blind, no last-bidder rule, the highest chooses trump."""
+        return self.blind_bids is not None and self.trump_suit is None
 
     def winners(self) -> list[int] | None:
         """Seats sharing the highest total once the game is over, else None."""
@@ -287,7 +333,7 @@ class GameState:
 
     def forbidden_bid(self) -> int | None:
         """The bid the current (last) bidder may not make, if any."""
-        if self.phase is not Phase.BIDDING or self.spec is None:
+        if self.phase is not Phase.BIDDING or self.spec is None or self.bidding_blind:
             return None
         return forbidden_last_bid(self.spec, self.bids_made, len(self.order))
 
@@ -301,7 +347,9 @@ class GameState:
         if self.phase is not Phase.PLAYING or self.turn is None or (seat is not None and seat != self.turn):
             return []
         assert self.trump_suit is not None
-        return legal_plays(self.hands[self.turn], [p.card for p in self.trick], self.trump_suit)
+        return legal_plays(
+            self.hands[self.turn], [p.card for p in self.trick], self.trump_suit, self.rules.losing_trump
+        )
 
     def legal_actions(self, seat: int | None = None) -> list[Action]:
         """What ``seat`` (default: whoever is to move) may do now; empty when it is not their turn."""
@@ -310,7 +358,7 @@ class GameState:
         if self.phase is Phase.BIDDING:
             return [Bid(n) for n in self.legal_bids()]
         if self.phase is Phase.CHOOSING_TRUMP:
-            return [ChooseTrump(s) for s in SUITS]
+            return [ChooseTrump(s) for s in self.suits]
         if self.phase is Phase.PLAYING:
             return [Play(c) for c in self.legal_cards()]
         return []
@@ -332,7 +380,7 @@ class GameState:
         trick = [p.card for p in self.trick]
         reasons: dict[Card, IllegalPlayError] = {}
         for card in hand:
-            why = explain_illegal(card, hand, trick, self.trump_suit)
+            why = explain_illegal(card, hand, trick, self.trump_suit, self.rules.losing_trump)
             if why is not None:
                 reasons[card] = why
         return reasons
@@ -352,7 +400,7 @@ class GameState:
         elif isinstance(action, ChooseTrump):
             if self.phase is not Phase.CHOOSING_TRUMP:
                 raise IllegalTrumpError(Rule.NOT_CHOOSING_TRUMP)
-            if not isinstance(action.suit, Suit):
+            if not isinstance(action.suit, Suit) or action.suit not in self.suits:
                 raise IllegalTrumpError(Rule.NOT_A_SUIT)
         else:
             raise IllegalActionError(Rule.UNKNOWN_ACTION)
@@ -361,7 +409,9 @@ class GameState:
         if self.phase is not Phase.PLAYING:
             raise IllegalPlayError(Rule.NOT_PLAYING_CARDS)
         assert self.turn is not None and self.trump_suit is not None
-        why = explain_illegal(card, self.hands[self.turn], [p.card for p in self.trick], self.trump_suit)
+        why = explain_illegal(
+            card, self.hands[self.turn], [p.card for p in self.trick], self.trump_suit, self.rules.losing_trump
+        )
         if why is not None:
             raise why
 
@@ -397,7 +447,11 @@ class GameState:
             hand = self.hands[seat]
             trick = self.trick
             # leading, or holding one card, anything held may be played
-            if card in hand and (not trick or len(hand) == 1 or may_play(card, hand, [p.card for p in trick], trump)):
+            if card in hand and (
+                not trick
+                or len(hand) == 1
+                or may_play(card, hand, [p.card for p in trick], trump, self.rules.losing_trump)
+            ):
                 self._play(card)
                 return
         # refused: the full check says why
@@ -418,12 +472,24 @@ class GameState:
     def _bid(self, amount: int) -> None:
         seat = self.turn
         assert seat is not None and self.spec is not None
+        if self.blind_bids is not None and self.trump_suit is None:  # subastados: the blind bids
+            self.blind_bids[seat] = amount
+            blind = self.log[-1].blind_bids
+            assert blind is not None
+            blind.append(amount)
+            if len(blind) < len(self.order):
+                self.turn = self._next[seat]
+            else:
+                self.auction_winner = auction_winner(self.order, blind)
+                self.phase = Phase.CHOOSING_TRUMP
+                self.turn = self.auction_winner
+            return
         self.bids[seat] = amount
         self.bids_made.append(amount)
         self.log[-1].bids.append(amount)
         if len(self.bids_made) < len(self.order):
             self.turn = self._next[seat]
-        elif self.spec.is_auction:
+        elif self.spec.is_auction and not self.spec.is_blind:
             self.auction_winner = auction_winner(self.order, self.bids_made)
             self.phase = Phase.CHOOSING_TRUMP
             self.turn = self.auction_winner
@@ -434,7 +500,8 @@ class GameState:
     def _choose_trump(self, suit: Suit) -> None:
         self.trump_suit = suit
         self.log[-1].trump_suit = suit
-        self.phase = Phase.PLAYING
+        # subastados: everyone bids again, knowing the trump; elsewhere the cards are played
+        self.phase = Phase.BIDDING if self.blind_bids is not None else Phase.PLAYING
         self.turn = self.order[0]
 
     def _play(self, card: Card) -> None:
@@ -459,8 +526,14 @@ class GameState:
     def _finish_round(self) -> None:
         spec = self.spec
         assert spec is not None and self.trump_suit is not None
-        factor = multiplier(self.players, self.trump_card, self.trump_suit)
+        if self.rules.is_clasica:
+            factor = clasica_multiplier(self.players, self.trump_card, self.trump_suit)
+        else:
+            factor = self.rules.multiplier(self.players, self.trump_card, self.trump_suit)
         resting = self.resting
+        doubled = None
+        if not self.rules.is_clasica and self.rules.doubles(spec):
+            doubled = next((seat for seat in self.order if self.tricks[seat] == spec.cards), None)
         round_points = []
         for seat in range(self.players):
             if seat == resting:
@@ -468,7 +541,7 @@ class GameState:
             else:
                 bid = self.bids[seat]
                 assert bid is not None
-                round_points.append(factor * points(bid, self.tricks[seat]))
+                round_points.append(factor * points(bid, self.tricks[seat]) * (2 if seat == doubled else 1))
         for seat, p in enumerate(round_points):
             self.totals[seat] += p
         self.results.append(
@@ -483,10 +556,30 @@ class GameState:
                 bids=tuple(self.bids),
                 tricks=tuple(None if seat == resting else t for seat, t in enumerate(self.tricks)),
                 points=tuple(round_points),
+                kind=spec.kind,
+                blind_bids=None if self.blind_bids is None else tuple(self.blind_bids),
+                doubled=doubled,
             )
         )
         self.turn = None
+        if spec.number == len(self.schedule) and not self.rules.is_clasica and self._tie_break_due():
+            self.schedule = (*self.schedule, self.rules.tie_break(self.players, spec.number + 1))
         self.phase = Phase.GAME_OVER if spec.number == len(self.schedule) else Phase.ROUND_OVER
+
+    def _tie_break_due(self) -> bool:
+        """The top score is shared after the last round, and the preset plays tie-break rounds (at most
+        ``rules.tie_breaks`` of them)."""
+        limit = self.rules.tie_breaks
+        if not limit:
+            return False
+        played = len(self.schedule) - len(self.rules.schedule(self.players))
+        best = max(self.totals)
+        return played < limit and self.totals.count(best) > 1
+
+    @property
+    def suits(self) -> tuple[Suit, ...]:
+        """The suits of this game's deck (the trump a subasta's winner may choose)."""
+        return FRENCH_SUITS if self.rules.preset == "bazas" else SUITS
 
     def sorted_hand(self, seat: int) -> list[Card]:
         return sort_hand(self.hands[seat])

@@ -4,6 +4,12 @@ A seat view holds the seat's own hand, the trump card (turned, or in the 8-card 
 round the last card dealt, which is shown to everyone), the bids, the cards on the
 table, the last trick, tricks won, scores, whose turn it is and the seat's own legal
 actions — and no other seat's unplayed card.
+
+An indias round (``shared/VARIANTS.md``) turns that around: a seat sees every other seat's card
+(``seen``) and never its own until it is played (``hidden``: how many of its own cards it holds
+unseen; its ``hand`` is empty).  Its one card is played without a choice, so the view offers no
+``Play`` that would name it: ``plays_hidden`` says it is that seat's turn to play it.  A spectator
+sees no unplayed card in any round.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from dataclasses import dataclass
 from .actions import Action, Play
 from .cards import Card, Suit, sort_hand
 from .errors import IllegalPlayError
-from .schedule import RoundPhase
+from .schedule import RoundKind, RoundPhase
 from .state import GameState, Phase, RoundResult, TrickPlay
 
 
@@ -49,6 +55,15 @@ class SeatView:
     winners: tuple[int, ...] | None
     legal: tuple[Action, ...]  # own legal actions, empty unless it is this seat's turn
     reasons: dict[Card, IllegalPlayError]  # own cards that may not be played now, and why
+    kind: RoundKind = RoundKind.NORMAL  # the round's kind (the presets other than Clásica)
+    seen: tuple[TrickPlay, ...] = ()  # indias: the other seats' unplayed cards
+    hidden: int = 0  # indias: own cards held and not seen
+    blind_bids: tuple[int | None, ...] | None = None  # subastados: the blind bids
+
+    @property
+    def plays_hidden(self) -> bool:
+        """Indias: this seat is to play the card it cannot see (no choice: the server plays it)."""
+        return self.my_turn and self.phase is Phase.PLAYING and self.hidden > 0
 
     @property
     def my_turn(self) -> bool:
@@ -62,20 +77,27 @@ class SeatView:
         shown.update(p.card for p in self.trick)
         shown.update(p.card for p in self.last_trick)
         shown.update(p.card for p in self.played)
+        shown.update(p.card for p in self.seen)
         return shown
 
 
 def seat_view(game: GameState, seat: int | None, *, reasons: bool = True) -> SeatView:
     """Everything ``seat`` may see of ``game`` (``None``: what a spectator may see).
     ``reasons=False`` leaves out why each unplayable card is refused (a bot does not need it)."""
-    from .rules import multiplier
-
     playing = game.spec is not None
     factor = None
     if playing and game.trump_suit is not None:
-        factor = multiplier(game.players, game.trump_card, game.trump_suit)
+        factor = game.rules.multiplier(game.players, game.trump_card, game.trump_suit)
     mine = seat is not None and game.turn == seat
     winners = game.winners()
+    indias = game.spec is not None and game.spec.kind is RoundKind.INDIAS
+    hand = tuple(sort_hand(game.hands[seat])) if seat is not None else ()
+    seen: tuple[TrickPlay, ...] = ()
+    hidden = 0
+    if indias:
+        hidden, hand = len(hand), ()
+        if seat is not None:
+            seen = tuple(TrickPlay(other, card) for other in game.order if other != seat for card in game.hands[other])
     return SeatView(
         seat=seat,
         players=game.players,
@@ -89,7 +111,7 @@ def seat_view(game: GameState, seat: int | None, *, reasons: bool = True) -> Sea
         resting=game.resting,
         order=game.order,
         turn=game.turn,
-        hand=tuple(sort_hand(game.hands[seat])) if seat is not None else (),
+        hand=hand,
         hand_sizes=tuple(len(h) for h in game.hands),
         trump_card=game.trump_card,
         trump_suit=game.trump_suit,
@@ -105,8 +127,12 @@ def seat_view(game: GameState, seat: int | None, *, reasons: bool = True) -> Sea
         totals=tuple(game.totals),
         results=tuple(game.results),
         winners=tuple(winners) if winners is not None else None,
-        legal=_legal(game, seat) if mine else (),
-        reasons=game.play_reasons(seat) if reasons and mine and seat is not None else {},
+        legal=_legal(game, seat) if mine and not (indias and game.phase is Phase.PLAYING) else (),
+        reasons=game.play_reasons(seat) if reasons and mine and seat is not None and not indias else {},
+        kind=game.spec.kind if game.spec is not None else RoundKind.NORMAL,
+        seen=seen,
+        hidden=hidden,
+        blind_bids=tuple(game.blind_bids) if game.blind_bids is not None else None,
     )
 
 

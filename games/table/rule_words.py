@@ -119,6 +119,7 @@ _SENTENCES: dict[str, _Words] = {
         _("%(card)s se ha repartido dos veces") % {"card": card_words(p["card"], lang)}
     ),
     Rule.AUCTION_TRUMP_CARD: lambda p, lang: _("en las subastas no se pinta triunfo"),
+    Rule.NO_CARD_TURNED: lambda p, lang: _("en las rondas de oros no se pinta triunfo: pintan oros"),
     Rule.NO_TRUMP_CARD: lambda p, lang: _("falta la carta de triunfo"),
     Rule.TRUMP_NOT_LAST_DEALT: lambda p, lang: (
         _("el triunfo, %(card)s, debe ser la última carta repartida, la del asiento %(seat)s")

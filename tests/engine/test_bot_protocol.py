@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, Suit, default_action, seat_view
+from games.engine import SUITS, Bid, Card, ChooseTrump, GameState, Phase, Play, default_action, seat_view
 from games.engine.levels import BUDGETS, decide
 from games.engine.protocol import FORMAT, ProtocolBot, answer, view_from_json, view_to_json
 
@@ -288,7 +288,7 @@ def test_auction_views_are_checked():
     bid = find_doc(4, lambda d: d["round"]["phase"] == "subasta" and d["act"] == "bid" and d["bids"])
     trump = find_doc(4, lambda d: d["act"] == "trump")
     assert view_from_json(bid).legal == tuple(Bid(n) for n in range(9))
-    assert set(view_from_json(trump).legal) == {ChooseTrump(s) for s in Suit}
+    assert set(view_from_json(trump).legal) == {ChooseTrump(s) for s in SUITS}
     for doc, change, message in [
         (bid, _set(["trump_card"], "1o"), "null in an auction"),
         (bid, _set(["trump_suit"], "o"), "blind"),

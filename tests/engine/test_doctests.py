@@ -10,6 +10,7 @@ MODULES = [
     "games.engine.cards",
     "games.engine.errors",
     "games.engine.schedule",
+    "games.engine.presets",
     "games.engine.rules",
     "games.engine.state",
     "games.engine.actions",

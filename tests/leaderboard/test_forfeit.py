@@ -48,8 +48,7 @@ def fast_short_games(settings, monkeypatch) -> None:
     def one_round(players: int) -> Any:
         return real(players)[:1]
 
-    monkeypatch.setattr(importlib.import_module("games.engine.state"), "schedule", one_round)
-    monkeypatch.setattr(importlib.import_module("games.engine.snapshot"), "schedule", one_round)
+    monkeypatch.setattr(importlib.import_module("games.engine.presets"), "schedule", one_round)
     monkeypatch.setattr(common, "secrets", common.secrets)  # each game swaps it for its seed
 
 
