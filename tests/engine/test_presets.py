@@ -10,11 +10,13 @@ views, and the tie-break rounds.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
-from games.engine import Bid, ChooseTrump, Phase, Play
+from games.engine import Bid, ChooseTrump, Phase, Play, default_action
 from games.engine.cards import ALL_CARDS, FRENCH_CARDS, Card, Suit
 from games.engine.errors import IllegalBidError, IllegalPlayError, Rule
 from games.engine.presets import Rules
@@ -436,3 +438,44 @@ def test_every_size_plays_the_schedule_and_replays(rules: Rules) -> None:
         base = len(rules.schedule(players))
         assert base <= len(game.results) <= base + rules.tie_breaks
         assert replay(json.loads(json.dumps(export_record(game)))).game.totals == game.totals
+
+
+# -- the fácil bot plays every preset ------------------------------------------------------------------------
+
+
+def exact_rate(rules: Rules, players: int, seeds: range, choose: Any) -> float:
+    made = total = 0
+    for seed in seeds:
+        game = GameState.new(players, seed=seed, rules=rules)
+        rng = random.Random(seed)
+        while not game.is_over:
+            if game.phase is Phase.ROUND_OVER:
+                game.deal()
+            else:
+                game.apply(choose(game, rng))  # checked: an illegal action raises
+        for result in game.results:
+            pairs = [(b, t) for b, t in zip(result.bids, result.tricks) if b is not None]
+            total += len(pairs)
+            made += sum(b == t for b, t in pairs)
+    return made / total
+
+
+@pytest.mark.parametrize("rules", [INDIAS, SE_DOBLA, BAZAS], ids=["indias", "se-dobla", "bazas"])
+def test_the_facil_bot_plays_every_preset_and_makes_its_bid_far_more_often_than_chance(rules: Rules) -> None:
+    facil = exact_rate(rules, 4, range(3), lambda game, rng: default_action(game))
+    chance = exact_rate(rules, 4, range(3), lambda game, rng: rng.choice(game.legal_actions()))
+    assert facil > chance + 0.15, (facil, chance)
+
+
+def test_in_an_indias_round_the_facil_bot_bids_from_the_cards_it_sees() -> None:
+    for others, expected in ((("1o", "3o"), 0), (("2b", "4b"), 1)):
+        game = new_game(3, INDIAS, 2)
+        advance_to(game, 30)  # 3 + 11 + 3 + 12 rounds at three seats: the indias rounds start at 30
+        spec = game.next_spec
+        assert spec is not None and spec.kind is RoundKind.INDIAS
+        dealer = (game.first_dealer + 29) % 3
+        order = [(dealer + i) % 3 for i in (1, 2, 3)]
+        deal(game, {order[0]: "6c", order[1]: others[0], order[2]: others[1]}, "7o")
+        view = seat_view(game, order[0], reasons=False)
+        assert view.hand == () and {p.card for p in view.seen} == set(cards(" ".join(others)))
+        assert default_action(game) == Bid(expected)  # the first to bid and lead
