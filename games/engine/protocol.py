@@ -3,6 +3,13 @@
 The contract is ``shared/BOT-PROTOCOL.md``.  A *view* (``pocha-view/1``) is one JSON document that
 says everything one seat may know when it must act; the answer is one JSON line.
 
+A table of another preset (``shared/VARIANTS.md``) is viewed as ``pocha-view/2``: ``pocha-view/1`` plus
+``rules`` (the record's), the round's ``kind`` in ``round``, ``blind_bids`` (subastados: the blind bids
+as ``[seat, amount]`` pairs in bidding order, ``bids`` being then the contract's; ``null`` in any other
+round) and ``seen`` (indias rounds: the other seats' cards as ``[seat, card]`` pairs; ``[]`` otherwise),
+where ``hand`` holds the seat's own unseen card as ``"?"``.  An indias card is played without a choice,
+so no view asks for it.
+
 * ``view_to_json`` writes a ``SeatView`` as a view document; ``view_from_json`` checks a document
   strictly (ValueError saying what is wrong) and rebuilds the ``SeatView`` the bots read.
 * ``cmd_bot`` is ``python -m games.engine bot``: one answer line per view line, never dying on bad input.
@@ -35,14 +42,19 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .actions import Action, Bid, ChooseTrump, Play
-from .cards import SUITS, Card, Suit, deck_for, sort_hand
+from .cards import FRENCH_SUITS, SUITS, Card, Suit, sort_hand
+from .presets import CLASICA, PLAYERS, Rules
 from .rules import auction_winner as rules_auction_winner
-from .rules import forbidden_last_bid, legal_plays, multiplier, trick_winner
-from .schedule import RoundSpec, active_order, schedule
+from .rules import forbidden_last_bid, legal_plays, trick_winner
+from .schedule import RoundKind, RoundSpec, TrumpMode
 from .state import Phase, TrickPlay
 from .view import SeatView
 
 FORMAT = "pocha-view/1"
+#: The presets other than Clásica.
+FORMAT_2 = "pocha-view/2"
+#: An indias round's own card, unseen.
+UNSEEN = "?"
 
 _VIEW_KEYS = (
     "format",
@@ -60,7 +72,9 @@ _VIEW_KEYS = (
     "act",
     "legal",
 )
+_VIEW_KEYS_2 = (*_VIEW_KEYS, "rules", "blind_bids", "seen")
 _ROUND_KEYS = ("number", "phase", "cards", "dealer", "resting")
+_ROUND_KEYS_2 = (*_ROUND_KEYS, "kind")
 _TRICK_KEYS = ("leader", "cards", "winner")
 _ACTS: dict[Phase, str] = {Phase.BIDDING: "bid", Phase.CHOOSING_TRUMP: "trump", Phase.PLAYING: "play"}
 _PHASES: dict[str, Phase] = {act: phase for phase, act in _ACTS.items()}
@@ -70,7 +84,8 @@ _PHASES: dict[str, Phase] = {act: phase for phase, act in _ACTS.items()}
 
 
 def view_to_json(view: SeatView) -> dict[str, Any]:
-    """The ``pocha-view/1`` document of ``view``, which must be its seat's turn to act."""
+    """The ``pocha-view/1`` document of ``view`` (``pocha-view/2`` for a preset other than Clásica), which
+    must be its seat's turn to act."""
     seat = view.seat
     act = _ACTS.get(view.phase)
     if seat is None or act is None or view.turn != seat or not view.legal or view.round_phase is None:
@@ -84,7 +99,7 @@ def view_to_json(view: SeatView) -> dict[str, Any]:
         if len(plays) == size and view.trump_suit is not None:
             winner = plays[trick_winner([p.card for p in plays], view.trump_suit)].seat
         tricks.append({"leader": plays[0].seat, "cards": [str(p.card) for p in plays], "winner": winner})
-    return {
+    doc: dict[str, Any] = {
         "format": FORMAT,
         "players": view.players,
         "seat": seat,
@@ -96,7 +111,7 @@ def view_to_json(view: SeatView) -> dict[str, Any]:
             "dealer": view.dealer,
             "resting": view.resting,
         },
-        "hand": [str(c) for c in view.hand],
+        "hand": [str(c) for c in view.hand] + [UNSEEN] * view.hidden,
         "trump_card": str(view.trump_card) if view.trump_card is not None else None,
         "trump_suit": view.trump_suit.value if view.trump_suit is not None else None,
         "multiplier": view.multiplier,
@@ -106,6 +121,15 @@ def view_to_json(view: SeatView) -> dict[str, Any]:
         "act": act,
         "legal": [_action_json(a) for a in view.legal],
     }
+    if view.rules.is_clasica:
+        return doc
+    doc["format"] = FORMAT_2
+    doc["rules"] = view.rules.as_json()
+    doc["round"]["kind"] = view.kind.value
+    blind = view.blind_bids
+    doc["blind_bids"] = None if blind is None else [[s, blind[s]] for s in view.order if blind[s] is not None]
+    doc["seen"] = [[p.seat, str(p.card)] for p in view.seen]
+    return doc
 
 
 def _action_json(action: Action) -> int | str:
@@ -187,15 +211,17 @@ def _object(value: object, what: str, keys: Sequence[str]) -> dict[str, Any]:
     return value
 
 
-def _suit(value: object, what: str) -> Suit:
+def _suit(value: object, what: str, suits: tuple[Suit, ...] = SUITS) -> Suit:
+    """``value`` as a suit of the table's deck (the Spanish suits but at a bazas table)."""
+    letters = ", ".join(s.value for s in suits)
     if not isinstance(value, str):
-        raise ValueError(f"{what} must be a suit letter (o, c, e, b), not {_kind(value)}")
+        raise ValueError(f"{what} must be a suit letter ({letters}), not {_kind(value)}")
     try:
         suit = Suit.parse(value)
     except ValueError:
         suit = None
-    if suit not in SUITS:  # (the French deck's suits belong to pocha-view/2)
-        raise ValueError(f"{what}: {_short(value)} is not a suit (o, c, e, b)")
+    if suit is None or suit not in suits:
+        raise ValueError(f"{what}: {_short(value)} is not a suit ({letters})")
     return suit
 
 
@@ -213,6 +239,16 @@ class _Round:
     resting: int | None
     order: tuple[int, ...]  # seats holding cards, in bidding order
     deck: frozenset[Card]
+    rules: Rules = CLASICA
+
+    @property
+    def suits(self) -> tuple[Suit, ...]:
+        return FRENCH_SUITS if self.rules.preset == "bazas" else SUITS
+
+    @property
+    def bidding_blind(self) -> bool:
+        """Subastados before the trump is chosen: the blind bids and the trump choice."""
+        return self.spec.is_blind
 
     def card(self, value: object, what: str) -> Card:
         """``value`` as a card of this table's deck."""
@@ -249,28 +285,48 @@ def view_from_json(doc: object) -> SeatView:
     view, so the rebuilt view has no ``results``; names are ``P1``, ``P2``...
 
     The parts are read one after another, each checked against those read before it."""
-    view = _object(doc, "the view", _VIEW_KEYS)
-    if view["format"] != FORMAT:
-        raise ValueError(f"unknown format {_short(view['format'])}: expected {FORMAT!r}")
-    players = _int(view["players"], "players", 3, 6)
+    second = isinstance(doc, dict) and doc.get("format") == FORMAT_2
+    view = _object(doc, "the view", _VIEW_KEYS_2 if second else _VIEW_KEYS)
+    if view["format"] not in (FORMAT, FORMAT_2):
+        raise ValueError(f"unknown format {_short(view['format'])}: expected {FORMAT!r} or {FORMAT_2!r}")
+    rules = CLASICA
+    if second:
+        try:
+            rules = Rules.from_json(view["rules"])
+        except ValueError as error:
+            raise ValueError(f"rules: {error}") from None
+        if rules.is_clasica:
+            raise ValueError(f"a clasica table is viewed as {FORMAT}")
+    low, high = PLAYERS[rules.preset]
+    players = _int(view["players"], "players", low, high)
     seat = _int(view["seat"], "seat", 0, players - 1)
     totals = _read_scores(view["scores"], players)
-    rnd = _read_round(view["round"], players, seat)
+    rnd = _read_round(view["round"], players, seat, rules)
     act = _read_act(view["act"])
-    hand = _read_hand(view["hand"], rnd)
+    if rnd.spec.kind is RoundKind.INDIAS and act == "play":
+        raise ValueError("an indias card is played without a choice: no view asks for it")
+    hand, hidden = _read_hand(view["hand"], rnd)
     trump_card, trump_suit = _read_trump(view["trump_card"], view["trump_suit"], rnd)
     amounts = _read_bids(view["bids"], rnd)
-    _check_bidding_stage(rnd, act, amounts)
-    winner = _read_auction(view["auction_winner"], rnd, act, amounts, trump_suit)
+    blind = _read_blind_bids(view["blind_bids"], rnd) if second else None
+    _check_bidding_stage(rnd, act, amounts, blind, trump_suit)
+    winner = _read_auction(view["auction_winner"], rnd, act, amounts, blind, trump_suit)
     factor = _read_multiplier(view["multiplier"], rnd, trump_card, trump_suit)
     tricks = _read_tricks(view["tricks"], rnd, act, trump_suit)
-    _check_each_card_in_one_place(rnd, hand, tricks.played, trump_card)
-    _check_turn(rnd, act, amounts, winner, tricks, hand)
-    forbidden = forbidden_last_bid(rnd.spec, amounts, len(rnd.order)) if act == "bid" else None
+    seen = _read_seen(view["seen"], rnd) if second else ()
+    _check_each_card_in_one_place(rnd, hand, tricks.played, trump_card, seen)
+    _check_turn(rnd, act, amounts, blind, winner, tricks, len(hand) + hidden)
+    contract = not (rnd.spec.is_blind and trump_suit is None)
+    forbidden = forbidden_last_bid(rnd.spec, amounts, len(rnd.order)) if act == "bid" and contract else None
     legal = _read_legal(view["legal"], rnd, act, forbidden, hand, tricks.current, trump_suit)
     bids_by_seat: list[int | None] = [None] * players
     for who, amount in zip(rnd.order, amounts):
         bids_by_seat[who] = amount
+    blind_by_seat: list[int | None] | None = None
+    if blind is not None:
+        blind_by_seat = [None] * players
+        for who, amount in zip(rnd.order, blind):
+            blind_by_seat[who] = amount
     hand_sizes = [0] * players
     for s in rnd.order:
         hand_sizes[s] = rnd.cards - sum(1 for p in tricks.played if p.seat == s)
@@ -280,7 +336,7 @@ def view_from_json(doc: object) -> SeatView:
         names=tuple(f"P{i + 1}" for i in range(players)),
         phase=_PHASES[act],
         number=rnd.number,
-        rounds=len(rnd.specs),
+        rounds=max(len(rnd.specs), rnd.number),
         round_phase=rnd.spec.phase,
         cards=rnd.cards,
         dealer=rnd.dealer,
@@ -305,6 +361,11 @@ def view_from_json(doc: object) -> SeatView:
         winners=None,
         legal=legal,
         reasons={},
+        kind=rnd.spec.kind,
+        seen=seen,
+        hidden=hidden,
+        blind_bids=tuple(blind_by_seat) if blind_by_seat is not None else None,
+        rules=rules,
     )
 
 
@@ -316,29 +377,33 @@ def _read_scores(value: object, players: int) -> tuple[int, ...]:
     return tuple(_int(s, f"scores[{i}]", -(10**9), 10**9) for i, s in enumerate(scores))
 
 
-def _read_round(value: object, players: int, seat: int) -> _Round:
-    """``round``: a round of the schedule at ``players`` seats, in which ``seat`` holds cards."""
-    rnd = _object(value, "round", _ROUND_KEYS)
-    specs = schedule(players)
-    number = _int(rnd["number"], "round.number", 1, len(specs))
-    spec = specs[number - 1]
+def _read_round(value: object, players: int, seat: int, rules: Rules = CLASICA) -> _Round:
+    """``round``: a round of the schedule at ``players`` seats, in which ``seat`` holds cards (a tie-break
+    round past the schedule, where the preset plays them)."""
+    rnd = _object(value, "round", _ROUND_KEYS if rules.is_clasica else _ROUND_KEYS_2)
+    specs = rules.schedule(players)
+    number = _int(rnd["number"], "round.number", 1, len(specs) + rules.tie_breaks)
+    spec = rules.spec(players, number)
+    if not rules.is_clasica and rnd["kind"] != spec.kind.value:
+        raise ValueError(f"round {number} of a {players}-player game is a {spec.kind} round, not {_short(rnd['kind'])}")
     if rnd["phase"] != spec.phase.value:
         raise ValueError(
             f"round {number} of a {players}-player game is a {spec.phase.value} round, not {_short(rnd['phase'])}"
         )
-    cards = _int(rnd["cards"], "round.cards", 1, 8)
+    cards = _int(rnd["cards"], "round.cards", 1, rules.max_cards(players))
     if cards != spec.cards:
         raise ValueError(f"round {number} of a {players}-player game deals {spec.cards} cards, not {cards}")
     dealer = _int(rnd["dealer"], "round.dealer", 0, players - 1)
-    resting = dealer if players == 6 else None
+    rests = rules.rests_dealer(players)
+    resting = dealer if rests else None
     if not _is_null_or(rnd["resting"], resting):
-        wanted = f"the dealer ({dealer})" if players == 6 else "null"
+        wanted = f"the dealer ({dealer})" if rests else "null"
         raise ValueError(f"round.resting must be {wanted}, not {_short(rnd['resting'])}")
-    order = active_order(dealer, players)
+    order = rules.active_order(dealer, players)
     if seat not in order:
         raise ValueError(f"seat {seat} is the resting dealer: it has nothing to decide")
-    deck = frozenset(deck_for(players))
-    return _Round(players, seat, specs, spec, number, cards, dealer, resting, order, deck)
+    deck = frozenset(rules.deck(players))
+    return _Round(players, seat, specs, spec, number, cards, dealer, resting, order, deck, rules)
 
 
 def _read_act(value: object) -> str:
@@ -348,12 +413,17 @@ def _read_act(value: object) -> str:
     return value
 
 
-def _read_hand(value: object, rnd: _Round) -> list[Card]:
-    """``hand``: cards of the deck, no more than the round deals (how many is checked with the turn)."""
+def _read_hand(value: object, rnd: _Round) -> tuple[list[Card], int]:
+    """``hand``: cards of the deck, no more than the round deals (how many is checked with the turn); in
+    an indias round the seat's own card, unseen (``"?"``).  The cards, and how many are unseen."""
     hand_list = _list(value, "hand")
     if len(hand_list) > rnd.cards:
         raise ValueError(f"the hand holds {len(hand_list)} cards, more than the round's {rnd.cards}")
-    return [rnd.card(v, f"hand[{i}]") for i, v in enumerate(hand_list)]
+    if rnd.spec.kind is RoundKind.INDIAS:
+        if any(v != UNSEEN for v in hand_list):
+            raise ValueError(f"in an indias round the seat does not see its own card: hand must be [{UNSEEN!r}]")
+        return [], len(hand_list)
+    return [rnd.card(v, f"hand[{i}]") for i, v in enumerate(hand_list)], 0
 
 
 def _read_trump(card_value: object, suit_value: object, rnd: _Round) -> tuple[Card | None, Suit | None]:
@@ -362,54 +432,95 @@ def _read_trump(card_value: object, suit_value: object, rnd: _Round) -> tuple[Ca
     if rnd.spec.is_auction:
         if card_value is not None:
             raise ValueError("trump_card must be null in an auction round (no card is turned)")
+    elif not rnd.spec.turns_a_card:
+        if card_value is not None:
+            raise ValueError("trump_card must be null in an oros round (no card is turned)")
     else:
         if card_value is None:
             raise ValueError(f"trump_card is missing: round {rnd.number} is a normal round")
         trump_card = rnd.card(card_value, "trump_card")
-    trump_suit = None if suit_value is None else _suit(suit_value, "trump_suit")
+    trump_suit = None if suit_value is None else _suit(suit_value, "trump_suit", rnd.suits)
     if trump_card is not None and trump_suit is not trump_card.suit:
         raise ValueError(f"trump_suit must be {trump_card.suit.value}, the suit of the trump card {trump_card}")
+    if rnd.spec.trump_mode is TrumpMode.OROS and trump_suit is not Suit.OROS:
+        raise ValueError("trump_suit must be o: oros is trump in this round")
     return trump_card, trump_suit
 
 
-def _read_bids(value: object, rnd: _Round) -> list[int]:
-    """``bids``: [seat, amount] pairs in bidding order; the amounts."""
-    pairs = _list(value, "bids")
+def _read_bids(value: object, rnd: _Round, what: str = "bids") -> list[int]:
+    """``bids`` (or ``blind_bids``): [seat, amount] pairs in bidding order; the amounts."""
+    pairs = _list(value, what)
     order = rnd.order
     if len(pairs) > len(order):
-        raise ValueError(f"{len(pairs)} bids, but only {len(order)} seats bid")
+        raise ValueError(f"{len(pairs)} {what}, but only {len(order)} seats bid")
     amounts: list[int] = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, list) or len(pair) != 2:
-            raise ValueError(f"bids[{i}] must be a [seat, amount] pair, not {_short(pair)}")
-        who = _int(pair[0], f"bids[{i}] seat", 0, rnd.players - 1)
+            raise ValueError(f"{what}[{i}] must be a [seat, amount] pair, not {_short(pair)}")
+        who = _int(pair[0], f"{what}[{i}] seat", 0, rnd.players - 1)
         if who != order[i]:
             raise ValueError(
-                f"bids[{i}] is by seat {who}, but seat {order[i]} bids {_ordinal(i)} (the dealer is {rnd.dealer})"
+                f"{what}[{i}] is by seat {who}, but seat {order[i]} bids {_ordinal(i)} (the dealer is {rnd.dealer})"
             )
-        amounts.append(_int(pair[1], f"bids[{i}] amount", 0, rnd.cards))
+        amounts.append(_int(pair[1], f"{what}[{i}] amount", 0, rnd.cards))
     return amounts
 
 
-def _check_bidding_stage(rnd: _Round, act: str, amounts: Sequence[int]) -> None:
-    """``act`` is a bid while, and only while, someone has still to bid; the last bidder's rule held."""
+def _read_blind_bids(value: object, rnd: _Round) -> list[int] | None:
+    """``blind_bids`` (pocha-view/2): subastados' blind bids, null in any other round."""
+    if not rnd.spec.is_blind:
+        if value is not None:
+            raise ValueError("blind_bids must be null: only subastados rounds have blind bids")
+        return None
+    return _read_bids(value, rnd, "blind_bids")
+
+
+def _check_bidding_stage(
+    rnd: _Round, act: str, amounts: Sequence[int], blind: Sequence[int] | None = None, trump_suit: Suit | None = None
+) -> None:
+    """``act`` is a bid while, and only while, someone has still to bid; the last bidder's rule held.
+    Subastados: the blind bids, then the trump choice, then the contract's bids."""
+    if blind is not None:
+        if len(blind) < len(rnd.order) or trump_suit is None:
+            if amounts:
+                raise ValueError("bids must be empty until the blind bids are over and the trump is chosen")
+            if len(blind) < len(rnd.order) and act != "bid":
+                raise ValueError(f"act is {act!r} but the blind bidding is not over")
+            if len(blind) < len(rnd.order) and trump_suit is not None:
+                raise ValueError("trump_suit must be null while bidding blind")
+            if len(blind) == len(rnd.order) and act != "trump":
+                raise ValueError(
+                    f"act must be 'trump': the blind bids are over, and the trump is not chosen (not {act!r})"
+                )
+            return
     complete = len(amounts) == len(rnd.order)
     if act == "bid" and complete:
         raise ValueError("act is 'bid' but every seat has bid")
     if act != "bid" and not complete:
         raise ValueError(f"act is {act!r} but the bidding is not over")
-    if rnd.spec.is_normal and complete and sum(amounts) == rnd.cards:
+    if rnd.spec.restricts_last_bidder and complete and sum(amounts) == rnd.cards:
         raise ValueError(f"the bids add up to {rnd.cards}, which the last bidder may not make them do")
 
 
-def _read_auction(value: object, rnd: _Round, act: str, amounts: Sequence[int], trump_suit: Suit | None) -> int | None:
+def _read_auction(
+    value: object,
+    rnd: _Round,
+    act: str,
+    amounts: Sequence[int],
+    blind: Sequence[int] | None = None,
+    trump_suit: Suit | None = None,
+) -> int | None:
     """``auction_winner`` (once an auction's bidding is over, else null), and trump chosen only by that
     winner, after the bidding: the winner."""
-    complete = len(amounts) == len(rnd.order)
-    winner = rules_auction_winner(rnd.order, amounts) if rnd.spec.is_auction and complete else None
+    auction = blind if blind is not None else amounts
+    complete = len(auction) == len(rnd.order)
+    winner = rules_auction_winner(rnd.order, auction) if rnd.spec.is_auction and complete else None
     if not _is_null_or(value, winner):
         raise ValueError(f"auction_winner must be {_json_text(winner)}, not {_short(value)}")
-    if rnd.spec.is_auction:
+    if blind is not None:
+        if act == "trump" and trump_suit is not None:
+            raise ValueError("act is 'trump' but trump_suit is already chosen")
+    elif rnd.spec.is_auction:
         if act == "trump" and trump_suit is not None:
             raise ValueError("act is 'trump' but trump_suit is already chosen")
         if act == "bid" and trump_suit is not None:
@@ -423,7 +534,7 @@ def _read_auction(value: object, rnd: _Round, act: str, amounts: Sequence[int], 
 
 def _read_multiplier(value: object, rnd: _Round, trump_card: Card | None, trump_suit: Suit | None) -> int | None:
     """``multiplier``: the round's factor once trump is known, else null."""
-    factor = multiplier(rnd.players, trump_card, trump_suit) if trump_suit is not None else None
+    factor = rnd.rules.multiplier(rnd.players, trump_card, trump_suit) if trump_suit is not None else None
     if not _is_null_or(value, factor):
         raise ValueError(f"multiplier must be {_json_text(factor)}, not {_short(value)}")
     return factor
@@ -477,12 +588,38 @@ def _read_tricks(value: object, rnd: _Round, act: str, trump_suit: Suit | None) 
     return _Tricks(tuple(played), tuple(won), tuple(current), last_trick, last_winner, leader)
 
 
+def _read_seen(value: object, rnd: _Round) -> tuple[TrickPlay, ...]:
+    """``seen`` (pocha-view/2): in an indias round, every other seat's card, in bidding order."""
+    items = _list(value, "seen")
+    if rnd.spec.kind is not RoundKind.INDIAS:
+        if items:
+            raise ValueError("seen must be empty: only in indias rounds are the other seats' cards seen")
+        return ()
+    others = [s for s in rnd.order if s != rnd.seat]
+    if len(items) != len(others):
+        raise ValueError(f"seen must hold the cards of the {len(others)} other seats, not {len(items)}")
+    out = []
+    for i, pair in enumerate(items):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ValueError(f"seen[{i}] must be a [seat, card] pair, not {_short(pair)}")
+        who = _int(pair[0], f"seen[{i}] seat", 0, rnd.players - 1)
+        if who != others[i]:
+            raise ValueError(f"seen[{i}] must be seat {others[i]}'s card, not seat {who}'s")
+        out.append(TrickPlay(who, rnd.card(pair[1], f"seen[{i}] card")))
+    return tuple(out)
+
+
 def _check_each_card_in_one_place(
-    rnd: _Round, hand: Sequence[Card], played: Sequence[TrickPlay], trump_card: Card | None
+    rnd: _Round,
+    hand: Sequence[Card],
+    played: Sequence[TrickPlay],
+    trump_card: Card | None,
+    others: Sequence[TrickPlay] = (),
 ) -> None:
-    """No card both in the hand, played and turned; a trump card dealt last is with its receiver."""
+    """No card both in the hand, played, seen and turned; a trump card dealt last is with its receiver."""
     seen: dict[Card, str] = {}
     places = [(c, "the hand") for c in hand] + [(p.card, f"seat {p.seat}'s play") for p in played]
+    places += [(p.card, f"seat {p.seat}'s card") for p in others]
     if trump_card is not None and not rnd.spec.trump_is_last_dealt:
         places.append((trump_card, "the turned trump card"))
     for c, where in places:
@@ -507,12 +644,21 @@ def _check_each_card_in_one_place(
 
 
 def _check_turn(
-    rnd: _Round, act: str, amounts: Sequence[int], auction_winner: int | None, tricks: _Tricks, hand: Sequence[Card]
+    rnd: _Round,
+    act: str,
+    amounts: Sequence[int],
+    blind: Sequence[int] | None,
+    auction_winner: int | None,
+    tricks: _Tricks,
+    holding: int,
 ) -> None:
-    """The view's seat is the one to act, holding as many cards as it has not played."""
+    """The view's seat is the one to act, holding (``holding``, seen or not) as many cards as it has not
+    played."""
     order, seat, cards = rnd.order, rnd.seat, rnd.cards
     current = tricks.current
-    if act == "bid":
+    if act == "bid" and blind is not None and len(blind) < len(order):
+        to_move = order[len(blind)]
+    elif act == "bid":
         to_move = order[len(amounts)]
     elif act == "trump":
         assert auction_winner is not None
@@ -524,8 +670,8 @@ def _check_turn(
     if seat != to_move:
         raise ValueError(f"it is not seat {seat}'s turn: seat {to_move} is to {act}")
     held = cards - sum(1 for p in tricks.played if p.seat == seat)
-    if len(hand) != held:
-        raise ValueError(f"seat {seat} must hold {held} cards ({cards} dealt, {cards - held} played), not {len(hand)}")
+    if holding != held:
+        raise ValueError(f"seat {seat} must hold {held} cards ({cards} dealt, {cards - held} played), not {holding}")
 
 
 def _read_legal(
@@ -547,12 +693,13 @@ def _read_legal(
         legal = [Bid(_int(v, f"legal[{i}]", 0, rnd.cards)) for i, v in enumerate(legal_list)]
         expected = {Bid(n) for n in range(rnd.cards + 1) if n != forbidden}
     elif act == "trump":
-        legal = [ChooseTrump(_suit(v, f"legal[{i}]")) for i, v in enumerate(legal_list)]
-        expected = {ChooseTrump(s) for s in SUITS}
+        legal = [ChooseTrump(_suit(v, f"legal[{i}]", rnd.suits)) for i, v in enumerate(legal_list)]
+        expected = {ChooseTrump(s) for s in rnd.suits}
     else:
         assert trump_suit is not None
         legal = [Play(rnd.card(v, f"legal[{i}]")) for i, v in enumerate(legal_list)]
-        expected = {Play(c) for c in legal_plays(hand, [p.card for p in current], trump_suit)}
+        played = [p.card for p in current]
+        expected = {Play(c) for c in legal_plays(hand, played, trump_suit, rnd.rules.losing_trump)}
     if len(set(legal)) != len(legal):
         raise ValueError("legal lists a choice twice")
     extra = [a for a in legal if a not in expected]

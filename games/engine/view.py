@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .actions import Action, Play
 from .cards import Card, Suit, sort_hand
 from .errors import IllegalPlayError
+from .presets import CLASICA, Rules
 from .schedule import RoundKind, RoundPhase
 from .state import GameState, Phase, RoundResult, TrickPlay
 
@@ -59,6 +60,7 @@ class SeatView:
     seen: tuple[TrickPlay, ...] = ()  # indias: the other seats' unplayed cards
     hidden: int = 0  # indias: own cards held and not seen
     blind_bids: tuple[int | None, ...] | None = None  # subastados: the blind bids
+    rules: Rules = CLASICA  # the table's preset
 
     @property
     def plays_hidden(self) -> bool:
@@ -133,6 +135,7 @@ def seat_view(game: GameState, seat: int | None, *, reasons: bool = True) -> Sea
         seen=seen,
         hidden=hidden,
         blind_bids=tuple(game.blind_bids) if game.blind_bids is not None else None,
+        rules=game.rules,
     )
 
 

@@ -224,7 +224,7 @@ def _bid_by_wrong_seat(doc):
 
 
 PLAY_CASES = [
-    ("unknown format", _set(["format"], "pocha-view/2"), "unknown format"),
+    ("unknown format", _set(["format"], "pocha-view/3"), "unknown format"),
     ("missing key", _delete("legal"), "lacks 'legal'"),
     ("unknown key", _set(["extra"], 1), "unknown key"),
     ("players out of range", _set(["players"], 7), "players must be from 3 to 6"),
