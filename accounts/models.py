@@ -146,6 +146,8 @@ class Profile(models.Model):
     )
     quick_size = models.PositiveSmallIntegerField(_("jugadores en «Jugar ya»"), default=4)
     quick_stake = models.PositiveIntegerField(_("apuesta en «Jugar ya»"), default=0)
+    #: The house rules last asked for (the games' rules key: ``games.models.rules_key``).
+    quick_rules = models.CharField(_("reglas en «Jugar ya»"), max_length=32, default="clasica")
     #: Moderation: a suspended player cannot sit, join or play; they are told why.
     suspended_at = models.DateTimeField(_("suspendido el"), null=True, blank=True)
     suspended_reason = models.CharField(_("motivo de la suspensión"), max_length=300, blank=True, default="")

@@ -15,6 +15,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from games.engine.levels import DIFICIL, FACIL, LEVELS, NORMAL
+from games.engine.presets import CLASICA, MOST_PLAYERS, SCHEDULES, Rules
 
 #: What a seat may stake: free, or 100, 500 or 2,000 chips (RULES.md, "Chips and stakes").
 STAKES = (0, 100, 500, 2000)
@@ -24,6 +25,52 @@ CODE_LENGTH = 5
 #: The bots' levels as players read them (the engine has the codes, the site the words).
 BOT_LEVEL_LABELS = {FACIL: _("fácil"), NORMAL: _("normal"), DIFICIL: _("difícil")}
 BOT_LEVEL_CHOICES = [(level, BOT_LEVEL_LABELS[level]) for level in LEVELS]
+
+#: The house rules (``shared/VARIANTS.md``) as players read them, in the order a host is offered them.
+PRESET_LABELS = {
+    "clasica": _("Clásica"),
+    "indias": _("Indias, subastados y oros"),
+    "se-dobla": _("Se dobla"),
+    "bazas": _("Juego de las Bazas"),
+}
+#: Se dobla's round schedules, as players read them.
+SCHEDULE_LABELS = {
+    "sencillas": _("sencillas"),
+    "dobles": _("dobles"),
+    "una-mas": _("una más"),
+    "escalera": _("escalera"),
+}
+#: The longest rules key (``rules_key``): «se-dobla:sencillas:frente».
+RULES_KEY_LENGTH = 32
+
+
+def rules_key(rules: Rules) -> str:
+    """The rules as one word the table row keeps and «Jugar ya» matches on: ``clasica``, ``indias``,
+    ``bazas``, ``se-dobla:<schedule>``, and ``…:frente`` when every one-card round is played «en la frente»."""
+    if rules.preset != "se-dobla":
+        return rules.preset
+    return f"se-dobla:{rules.schedule_name}" + (":frente" if rules.forehead else "")
+
+
+def rules_of(key: str) -> Rules:
+    """The rules ``rules_key`` wrote; ValueError for any other text."""
+    try:
+        return _RULES_BY_KEY[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"not a rules key: {key!r}") from None
+
+
+_RULES_BY_KEY: dict[str, Rules] = {
+    rules_key(r): r
+    for r in (
+        CLASICA,
+        Rules.of("indias"),
+        Rules.of("bazas"),
+        *(Rules.of("se-dobla", schedule=name, forehead=f) for name in SCHEDULES for f in (False, True)),
+    )
+}
+#: Every rules key a table may have (the check constraint's list).
+RULES_KEYS = tuple(_RULES_BY_KEY)
 
 
 class Table(models.Model):
@@ -41,7 +88,9 @@ class Table(models.Model):
         NOBODY_CAME = "nobody_came", _("no llegaron jugadores")
         EVERYONE_LEFT = "everyone_left", _("se levantaron todos")
 
-    size = models.PositiveSmallIntegerField(_("jugadores"), choices=[(n, str(n)) for n in range(3, 7)])
+    size = models.PositiveSmallIntegerField(_("jugadores"), choices=[(n, str(n)) for n in range(3, MOST_PLAYERS + 1)])
+    #: The house rules the game is played by (``rules_key``; ``game_rules`` for the engine's value).
+    rules = models.CharField(_("reglas"), max_length=RULES_KEY_LENGTH, default="clasica")
     status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.WAITING)
     is_public = models.BooleanField(_("pública"), default=True)
     is_quick = models.BooleanField(_("partida rápida"), default=False)
@@ -115,6 +164,7 @@ class Table(models.Model):
             ),
             models.CheckConstraint(condition=models.Q(stake__in=STAKES), name="table_stake_offered"),
             models.CheckConstraint(condition=models.Q(bot_level__in=LEVELS), name="table_bot_level_known"),
+            models.CheckConstraint(condition=models.Q(rules__in=RULES_KEYS), name="table_rules_known"),
         ]
 
     def __str__(self) -> str:
@@ -123,6 +173,11 @@ class Table(models.Model):
             "size": self.size,
             "status": self.get_status_display(),
         }
+
+    @property
+    def game_rules(self) -> Rules:
+        """The engine's rules for this table."""
+        return rules_of(self.rules)
 
 
 class Seat(models.Model):

@@ -24,6 +24,7 @@ from django.utils.translation import ngettext
 
 from games.engine import Card, ChooseTrump, GameState, Suit, sort_hand
 from games.engine.cards import SUITS
+from games.engine.presets import CLASICA, Rules
 from games.models import Seat, Table
 from games.read.board import FORFEIT_TAGS, card_ctx, suit_mark, suit_name
 from games.table import access
@@ -196,7 +197,8 @@ def _signed(points: int) -> str:
 def replay_timeline(record: dict[str, Any]) -> tuple[list[dict[str, Any]], GameState]:
     """What the record leaves implicit, round by round: the seat of every bid and card, every trick's
     winner, and the round's result.  The record is replayed with every rule checked."""
-    game = GameState(record["players"], record["first_dealer"])
+    rules = Rules.from_json(record["rules"]) if "rules" in record else CLASICA
+    game = GameState(record["players"], record["first_dealer"], rules=rules)
     rounds = []
     for entry in record["rounds"]:
         game.deal(
@@ -204,10 +206,16 @@ def replay_timeline(record: dict[str, Any]) -> tuple[list[dict[str, Any]], GameS
             Card.parse(entry["trump_card"]) if entry["trump_card"] else None,
         )
         bidders = list(game.order)
+        chosen = entry.get("trump_suit")
+        blind_bids = entry.get("blind_bids")
+        if blind_bids is not None:  # subastados: the blind bids, the winner's trump, then the contract
+            for amount in blind_bids:
+                game.bid(amount)
+            game.apply(ChooseTrump(Suit.parse(chosen)))
         for amount in entry["bids"]:
             game.bid(amount)
-        if entry.get("trump_suit") is not None and game.trump_suit is None:
-            game.apply(ChooseTrump(Suit.parse(entry["trump_suit"])))
+        if chosen is not None and game.trump_suit is None:
+            game.apply(ChooseTrump(Suit.parse(chosen)))
         play_seats: list[int] = []
         winners: list[int] = []
         for text in entry["plays"]:
@@ -231,6 +239,8 @@ def replay_timeline(record: dict[str, Any]) -> tuple[list[dict[str, Any]], GameS
                 "auction_winner": result.auction_winner,
                 "play_seats": play_seats,
                 "trick_winners": winners,
+                "kind": entry.get("kind", "normal"),
+                "blind_bids": blind_bids,
                 "bids": list(result.bids),
                 "tricks": list(result.tricks),
                 "points": list(result.points),

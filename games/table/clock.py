@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from games.engine import Phase
+from games.engine.schedule import RoundKind
 from games.models import Seat, Table
 
 
@@ -55,7 +56,7 @@ def due_at(
         seat = Seat.objects.filter(table_id=table.pk, position=turn).first()
     if seat is None:
         return None, None
-    if seat.is_bot or seat.away:
+    if seat.is_bot or seat.away or _plays_hidden(table, fields):
         return now + timedelta(seconds=max(settings.POCHA_BOT_DELAY, pause)), None
     deadline = table.turn_deadline
     if deadline is None or "state" in fields:  # every engine change is a new decision with a fresh clock
@@ -67,6 +68,14 @@ def due_at(
         grace = seat.disconnected_at + timedelta(seconds=settings.POCHA_DISCONNECT_GRACE)
         due = min(deadline, max(now + timedelta(seconds=pause), grace))
     return due, deadline
+
+
+def _plays_hidden(table: Table, fields: dict[str, Any]) -> bool:
+    """An indias round's card to play: its player cannot see it, so it is played for them at once."""
+    if table.rules == "clasica" or fields.get("phase", table.phase) != Phase.PLAYING.value:
+        return False
+    number = fields.get("round_number", table.round_number)
+    return bool(number) and table.game_rules.spec(table.size, number).kind is RoundKind.INDIAS
 
 
 def is_due(table: Table, seq: int, now: datetime) -> bool:

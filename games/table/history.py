@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.engine import Action, Bid, Card, ChooseTrump, GameState, Play, Suit
-from games.engine.record import FORMAT
+from games.engine.presets import CLASICA, Rules
+from games.engine.record import FORMAT, export_record
 from games.engine.snapshot import dump, load
 from games.engine.state import RoundResult
 from games.models import Move, Round, Seat, Table
@@ -52,6 +53,7 @@ class Logged:
     first_dealer: int
     deals: tuple[tuple[int, tuple[tuple[str, ...], ...], str | None, int], ...]  # (number, hands, trump card, seed)
     moves: dict[int, list[tuple[int, str, str]]]
+    rules: Rules = CLASICA
 
 
 def read_log(table: Table, seats: Iterable[Seat] | None = None) -> Logged | None:
@@ -74,7 +76,9 @@ def read_log(table: Table, seats: Iterable[Seat] | None = None) -> Logged | None
         Move.objects.filter(table_id=table.pk).order_by("seq").values_list("round", "seat", "kind", "value")
     ):
         moves.setdefault(number, []).append((seat, kind, value))
-    return Logged(tuple(names.get(p, f"P{p + 1}") for p in range(table.size)), table.first_dealer, deals, moves)
+    return Logged(
+        tuple(names.get(p, f"P{p + 1}") for p in range(table.size)), table.first_dealer, deals, moves, table.game_rules
+    )
 
 
 def _round_complete(hands: Sequence[Sequence[str]], moves: Sequence[tuple[int, str, str]]) -> bool:
@@ -82,11 +86,16 @@ def _round_complete(hands: Sequence[Sequence[str]], moves: Sequence[tuple[int, s
 
 
 def record(table: Table, *, include_current: bool = False, log: Logged | None = None) -> dict[str, Any] | None:
-    """The game's record (``pocha-record/1``, ``shared/RECORD.md``) from its log: every whole round (and the
-    one in play, if asked); None before the first deal."""
+    """The game's record (``pocha-record/1``, ``shared/RECORD.md``; ``pocha-record/2`` for the other house
+    rules, ``shared/VARIANTS.md``) from its log: every whole round (and the one in play, if asked); None before
+    the first deal."""
     log = log or read_log(table)
     if log is None:
         return None
+    if not log.rules.is_clasica:
+        # The round's kind and the subastados' blind bids come from the rules: the engine's own record of
+        # the log replayed (every move checked again).
+        return export_record(replay_log(log), include_current=include_current)
     rounds = []
     for number, hands, trump_card, _seed in log.deals:
         moves = log.moves.get(number, [])
@@ -111,7 +120,7 @@ class BrokenLog(Exception):
 
 def replay_log(log: Logged) -> GameState:
     """The whole game the log describes, history included, every move checked by the engine."""
-    game = GameState(list(log.names), log.first_dealer)
+    game = GameState(list(log.names), log.first_dealer, rules=log.rules)
     for number, hands, trump_card, seed in log.deals:
         try:
             game.deal(

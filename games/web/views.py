@@ -20,8 +20,9 @@ from django.views.decorators.http import require_POST
 from accounts import ledger
 from accounts.models import Profile
 from games.engine.levels import NORMAL
+from games.engine.presets import CLASICA, MOST_PLAYERS, PLAYERS, PRESETS
 from games.live import capacity
-from games.models import BOT_LEVEL_CHOICES, STAKES, Seat, Table
+from games.models import BOT_LEVEL_CHOICES, PRESET_LABELS, SCHEDULE_LABELS, STAKES, Seat, Table, rules_of
 from games.read import board, profiles
 from games.read.rules import rules_context
 from games.table import access, actions, history
@@ -37,6 +38,18 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         return -1
+
+
+def _rules(request: HttpRequest) -> str:
+    """The posted house rules as a rules key (``games.models.rules_key``), unchecked: the action checks it.
+    ``rules``: the preset; for se dobla, ``schedule`` and the «en la frente» box ``forehead``."""
+    preset = request.POST.get("rules", "clasica")
+    if preset not in PRESETS:
+        return ""  # refused by the action, as any other rules it does not know
+    if preset != "se-dobla":
+        return preset
+    schedule = request.POST.get("schedule", "sencillas")
+    return f"se-dobla:{schedule}" + (":frente" if request.POST.get("forehead") == "on" else "")
 
 
 def _refuse(request: HttpRequest, error: actions.ActionError) -> None:
@@ -73,15 +86,21 @@ def open_tables(user_id: int | None) -> list[dict[str, object]]:
 
 def home(request: HttpRequest) -> HttpResponse:
     context: dict[str, object] = {
-        "sizes": [3, 4, 5, 6],
+        "sizes": list(range(3, MOST_PLAYERS + 1)),
         "stakes": STAKES,
         "bot_levels": BOT_LEVEL_CHOICES,
         "default_bot_level": NORMAL,
+        "presets": [(preset, PRESET_LABELS[preset], PLAYERS[preset]) for preset in PRESETS],
+        "schedules": list(SCHEDULE_LABELS.items()),
     }
     if request.user.is_authenticated:
         profile = Profile.objects.filter(user_id=request.user.pk).first()
         context["quick_size"] = profile.quick_size if profile else 4
         context["quick_stake"] = profile.quick_stake if profile else 0
+        try:
+            context["quick_rules"] = rules_of(profile.quick_rules) if profile else CLASICA
+        except ValueError:
+            context["quick_rules"] = CLASICA
         context["open_tables"] = open_tables(request.user.pk)
         # A game they left stays here until it ends: the bot plays their seat, and they may look or take it back.
         context["my_tables"] = (
@@ -104,7 +123,9 @@ def lobby_tables(request: HttpRequest) -> HttpResponse:
 @capacity.refuse_when_full
 def quick_play(request: HttpRequest) -> HttpResponse:
     try:
-        table = actions.do_quick_play(request.user, _int(request, "size", 4), _int(request, "stake", 0))
+        table = actions.do_quick_play(
+            request.user, _int(request, "size", 4), _int(request, "stake", 0), rules=_rules(request)
+        )
     except actions.ActionError as error:
         _refuse(request, error)
         return redirect("home")
@@ -117,7 +138,7 @@ def quick_play(request: HttpRequest) -> HttpResponse:
 def create_table(request: HttpRequest) -> HttpResponse:
     try:
         table = actions.do_create_table(
-            request.user, _int(request, "size", 4), public=True, stake=_int(request, "stake", 0)
+            request.user, _int(request, "size", 4), public=True, stake=_int(request, "stake", 0), rules=_rules(request)
         )
     except actions.ActionError as error:
         _refuse(request, error)
@@ -136,6 +157,7 @@ def create_private_table(request: HttpRequest) -> HttpResponse:
             _int(request, "stake", 0),
             bots_allowed=request.POST.get("bots") == "on",
             bot_level=request.POST.get("bot_level", NORMAL),
+            rules=_rules(request),
         )
     except actions.ActionError as error:
         _refuse(request, error)

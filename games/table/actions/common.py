@@ -11,7 +11,8 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
 from games.engine import GameState, Phase, levels
-from games.models import CODE_ALPHABET, CODE_LENGTH, STAKES, Seat, Table
+from games.engine.presets import PLAYERS
+from games.models import CODE_ALPHABET, CODE_LENGTH, PRESET_LABELS, STAKES, Seat, Table, rules_of
 from games.table import access, clock, events, history, rows, snapshot
 from games.table.errors import ActionError
 from games.table.events import Redraw, TableChanged
@@ -110,11 +111,23 @@ def state_fields(game: GameState) -> dict[str, Any]:
     }
 
 
-def check_size_and_stake(size: Any, stake: Any) -> None:
-    if size not in (3, 4, 5, 6):
-        raise ActionError("size", _("Una mesa es de 3 a 6 jugadores."))
+def check_size_and_stake(size: Any, stake: Any, rules: Any = "clasica") -> str:
+    """The table's rules key (``games.models.rules_key``) once the size, the stake and the rules are ones a
+    table may have; ActionError saying which is not."""
+    try:
+        preset = rules_of(rules).preset
+    except ValueError:
+        raise ActionError("rules", _("Esas reglas no existen.")) from None
+    low, high = PLAYERS[preset]
+    if isinstance(size, bool) or size not in range(low, high + 1):
+        raise ActionError(
+            "size",
+            _("Con las reglas «%(rules)s» una mesa es de %(low)s a %(high)s jugadores."),
+            params={"rules": PRESET_LABELS[preset], "low": low, "high": high},
+        )
     if stake not in STAKES:
         raise ActionError("stake", _("Esa apuesta no existe: las mesas son gratis o de 100, 500 o 2.000 fichas."))
+    return str(rules)
 
 
 def new_code() -> str:

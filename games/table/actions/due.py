@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from games.engine import Action, Phase, levels
+from games.engine import Action, Phase, Play, levels
 from games.engine.view import SeatView, seat_view
 from games.models import Seat, Table
 from games.table import clock
@@ -81,8 +81,28 @@ def prepare_due(table_id: int, seq: int) -> TableChanged | Thinking | None:
         return None
     # A bot plays at the table's level; for a person, the bot is never worse than normal.
     level = table.bot_level if table.turn_is_bot else levels.at_least_normal(table.bot_level)
-    view = seat_view(playing_game(table), table.turn_seat, reasons=False)
+    game = playing_game(table)
+    view = seat_view(game, table.turn_seat, reasons=False)
+    if view.plays_hidden:  # an indias card: nobody chooses it, and its player cannot even see it
+        return _play_hidden(table_id, seq)
     return Thinking(table.pk, table.seq, table.turn_seat, view, level, is_bot=table.turn_is_bot)
+
+
+def _play_hidden(table_id: int, seq: int) -> TableChanged | None:
+    """An indias round: the seat to move plays its one card, which it has never seen, as it is — no choice,
+    so nobody's decision (neither the bot's nor the clock's)."""
+    with transaction.atomic():
+        try:
+            table = lock(table_id)
+        except ActionError:
+            return None
+        if not clock.is_due(table, seq, timezone.now()) or table.status != Table.Status.PLAYING:
+            return None
+        game = playing_game(table)
+        position = table.turn_seat
+        if position is None or not seat_view(game, position, reasons=False).plays_hidden:
+            return None
+        return apply(table, position, Play(game.hands[position][0]), game=game)
 
 
 def _due_without_thought(table_id: int, seq: int) -> TableChanged | None:

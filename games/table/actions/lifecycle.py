@@ -80,7 +80,7 @@ def on_start(table: Table) -> TableChanged:
     seed = new_seed()
     rng = random.Random(seed)
     first_dealer = rng.randrange(table.size)
-    game = GameState([by_position[p] for p in range(table.size)], first_dealer)
+    game = GameState([by_position[p] for p in range(table.size)], first_dealer, rules=table.game_rules)
     deal(table, game)
     return commit(
         table,

@@ -181,6 +181,7 @@ def _new_table(old: Table, user: Any) -> Table:
             with transaction.atomic():  # a code another waiting table just took: draw again
                 return Table.objects.create(
                     size=old.size,
+                    rules=old.rules,
                     stake=old.stake,
                     is_public=old.is_public,
                     is_quick=old.is_quick,

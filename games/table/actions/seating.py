@@ -39,24 +39,41 @@ def do_create_table(
     stake: int = 0,
     bots_allowed: bool = True,
     bot_level: str = levels.NORMAL,
+    rules: str = "clasica",
 ) -> Table:
-    """A new table with its creator in seat 0 (their stake held); private tables get a code.
-    Refused while the creator has a seat at another waiting or running table (one live table each)."""
+    """A new table with its creator in seat 0 (their stake held); private tables get a code.  ``rules``: the
+    house rules (``games.models.rules_key``).  Refused while the creator has a seat at another waiting or
+    running table (one live table each)."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
-    check_size_and_stake(size, stake)
+    rules = check_size_and_stake(size, stake, rules)
     bot_level = check_bot_level(bot_level)
     access.check_not_suspended(user)
     with transaction.atomic():
         # (their user row: a suspension being written waits for this table, and so does their other tab)
         access.check_not_suspended(user, lock=True)
         return _create_table(
-            user, size, public=public, quick=quick, stake=stake, bots_allowed=bots_allowed, bot_level=bot_level
+            user,
+            size,
+            public=public,
+            quick=quick,
+            stake=stake,
+            bots_allowed=bots_allowed,
+            bot_level=bot_level,
+            rules=rules,
         )
 
 
 def _create_table(
-    user: User, size: int, *, public: bool, quick: bool, stake: int, bots_allowed: bool, bot_level: str
+    user: User,
+    size: int,
+    *,
+    public: bool,
+    quick: bool,
+    stake: int,
+    bots_allowed: bool,
+    bot_level: str,
+    rules: str = "clasica",
 ) -> Table:
     """``do_create_table`` under the person's lock, inside the caller's transaction."""
     access.check_not_live_elsewhere(user)
@@ -65,6 +82,7 @@ def _create_table(
             with transaction.atomic():  # a code another waiting table just took: draw again
                 table = Table.objects.create(
                     size=size,
+                    rules=rules,
                     is_public=public,
                     is_quick=quick,
                     created_by_id=user.pk,
@@ -85,15 +103,18 @@ def _create_table(
 
 
 def do_create_private_table(
-    user: User, size: int, stake: int, bots_allowed: bool, bot_level: str = levels.NORMAL
+    user: User, size: int, stake: int, bots_allowed: bool, bot_level: str = levels.NORMAL, rules: str = "clasica"
 ) -> Table:
-    """ "Mesa privada": the host picks the size, the stake, whether bots may fill and how well they play;
-    others join by code."""
-    return do_create_table(user, size, public=False, stake=stake, bots_allowed=bots_allowed, bot_level=bot_level)
+    """ "Mesa privada": the host picks the house rules, the size, the stake, whether bots may fill and how well
+    they play; others join by code."""
+    return do_create_table(
+        user, size, public=False, stake=stake, bots_allowed=bots_allowed, bot_level=bot_level, rules=rules
+    )
 
 
-def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
-    """ "Jugar ya": a seat at a waiting public quick table of ``size`` and ``stake``, or a new one.
+def do_quick_play(user: User, size: int, stake: int = 0, rules: str = "clasica") -> Table:
+    """ "Jugar ya": a seat at a waiting public quick table of the same house rules, ``size`` and ``stake``, or
+    a new one (the choice is remembered for next time).
     Someone with a live table already (waiting or running, not left) is sent back to it instead.
 
     One transaction under the person's lock, so that eight «Jugar ya» at once from one person (tabs,
@@ -101,8 +122,10 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     access.check_not_suspended(user)
-    check_size_and_stake(size, stake)
-    Profile.objects.update_or_create(user_id=user.pk, defaults={"quick_size": size, "quick_stake": stake})
+    rules = check_size_and_stake(size, stake, rules)
+    Profile.objects.update_or_create(
+        user_id=user.pk, defaults={"quick_size": size, "quick_stake": stake, "quick_rules": rules}
+    )
     with transaction.atomic():
         access.check_not_suspended(user, lock=True)  # their user row first, then a table's
         mine = access.live_table(user.pk)
@@ -113,6 +136,7 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
                 status=Table.Status.WAITING,
                 is_public=True,
                 is_quick=True,
+                rules=rules,
                 size=size,
                 stake=stake,
                 rematch_of__isnull=True,
@@ -130,7 +154,7 @@ def do_quick_play(user: User, size: int, stake: int = 0) -> Table:
                 continue
             return Table.objects.get(pk=table_id)
         return _create_table(
-            user, size, public=True, quick=True, stake=stake, bots_allowed=True, bot_level=levels.NORMAL
+            user, size, public=True, quick=True, stake=stake, bots_allowed=True, bot_level=levels.NORMAL, rules=rules
         )
 
 
