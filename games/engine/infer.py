@@ -8,7 +8,13 @@ turned trump card), how many each other seat holds, and the limits the play so f
 * following below the highest card when nobody had trumped means no higher card of that suit
   (``montar``), and trumping below a trump already on the table means no higher trump
   (``contrafallar``);
-* in the 8-card subida round the trump card is the last card dealt, in its receiver's hand until played.
+* in a round that deals the whole deck (Clásica's 8-card subida round) the trump card is the last card
+  dealt, in its receiver's hand until played.
+
+Under every preset (``view.rules``): the unseen cards are those of the preset's deck (``Rules.deck``);
+where a void player owes only a trump that would win (indias, se-dobla), a void player who did not trump
+holds no trump higher than the trick's (none at all when nobody had trumped); in an indias round the
+other seats' cards are seen and the seat's own is the one drawn.
 
 ``Sampler.sample`` deals the unseen cards to the other seats (and to the undealt stock) at random
 within those limits: a *world*, one guess at the whole table the seat could be looking at.
@@ -18,8 +24,6 @@ from __future__ import annotations
 
 import random
 
-from .cards import deck_for
-from .schedule import RoundPhase
 from .sim import CODE, Hand, to_hand
 from .view import SeatView
 
@@ -41,8 +45,9 @@ class Sampler:
         mine = [CODE[c] for c in view.hand]
         self.my_hand = to_hand(view.hand)
         self.forced: list[list[int]] = [[] for _ in range(players)]
-        unseen = {CODE[c] for c in deck_for(players)} - played_codes - set(mine)
-        spec_last_dealt = view.round_phase is RoundPhase.SUBIDA and view.cards == 8
+        rules = view.rules
+        unseen = {CODE[c] for c in rules.deck(players)} - played_codes - set(mine)
+        spec_last_dealt = rules.spec(players, view.number).trump_is_last_dealt
         if view.trump_card is not None:
             t = CODE[view.trump_card]
             if spec_last_dealt:
@@ -52,10 +57,18 @@ class Sampler:
                     unseen.discard(t)
             else:
                 unseen.discard(t)  # the turned card belongs to nobody
+        for p in view.seen:  # indias: the other seats' cards are known
+            c = CODE[p.card]
+            self.forced[p.seat].append(c)
+            unseen.discard(c)
+        self.losing_trump = rules.losing_trump
         if read_play:
             self._read_play()
         self.others = [s for s in view.order if s != self.me]
         self.need = {s: view.hand_sizes[s] - len(self.forced[s]) for s in self.others}
+        if view.hidden:  # indias: the seat's own card is the one not known
+            self.others.append(self.me)
+            self.need[self.me] = view.hidden - len(self.forced[self.me])
         self.unseen = sorted(unseen)
         self.stock = len(self.unseen) - sum(self.need.values())
         if self.stock < 0:
@@ -83,7 +96,10 @@ class Sampler:
                 if suit != led:
                     limit[led] = 0  # did not follow: void
                     if suit != trump and trump >= 0:
-                        limit[trump] = 0  # void and did not trump: no trumps
+                        if self.losing_trump or best >> 4 != trump:
+                            limit[trump] = 0  # void and did not trump: no trumps (none that would win)
+                        else:
+                            limit[trump] = min(limit[trump], best)  # no trump that would have won
                     elif suit == trump and best >> 4 == trump and c < best:
                         limit[trump] = min(limit[trump], best)  # did not overtrump: nothing higher
                 elif best >> 4 == led and c < best:
@@ -132,7 +148,7 @@ class Sampler:
                 return None
         world: list[Hand] = []
         for seat in range(view.players):
-            if seat == self.me:
+            if seat == self.me and not view.hidden:
                 world.append([list(cards) for cards in self.my_hand])
             else:
                 hand: Hand = [[], [], [], []]
@@ -144,4 +160,5 @@ class Sampler:
         return world
 
 
-CODE_SUIT = {"o": 0, "c": 1, "e": 2, "b": 3}
+#: A suit letter's index in its deck (``sim.SUIT_INDEX`` by letter): Spanish, then French.
+CODE_SUIT = {"o": 0, "c": 1, "e": 2, "b": 3, "S": 0, "H": 1, "D": 2, "C": 3}

@@ -11,6 +11,14 @@ and takes from the leader's.
 Anytime: worlds are drawn until the target time (at least a few), never past the hard deadline;
 the best candidate so far is played.  The same worlds serve every candidate, so their differences
 are not drowned in the luck of the deal.
+
+Every preset (``view.rules``): the playouts and the exact search follow the preset's play obligations
+(``sim.legal_for``), the French deck is valued from its ace as the Spanish one is, and points are the
+engine's (``rules.points``, the round's multiplier from ``Rules.multiplier``, ×2 for winning every trick
+where *se dobla*).  An indias bid is the best bid over every card the seat's own may be (all the others
+are seen, and the play is forced).  In subastados the blind bid weighs choosing the trump oneself
+against leaving it to whoever else would win the auction; the winner's trump is the suit whose contract
+(everyone bidding again) scores best, multiplier included.
 """
 
 from __future__ import annotations
@@ -22,17 +30,26 @@ from collections.abc import Sequence
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .bot import AUCTION_TRUMP_SHARE, BID_BIAS, SIDE_VALUE, TRUMP_VALUE
-from .cards import SUITS, Card
+from .cards import Card
 from .infer import CODE_SUIT, Sampler
-from .rules import points
+from .rules import auction_winner, points, trick_winner
 from .schedule import RoundPhase
-from .sim import CARD, CODE, Hand, beats, copy_hands, legal
+from .sim import CODE, Deck, Hand, LegalFn, beats, copy_hands, deck_of, legal, legal_for
 from .state import Phase
 from .view import SeatView
 
 # The fácil bot's chance that a card takes a trick, by strength (10 = ace .. 1 = the 2), indexed for codes.
 _TRUMP_VALUE = tuple(TRUMP_VALUE.get(strength, 0.0) for strength in range(11))
 _SIDE_VALUE = tuple(SIDE_VALUE.get(strength, 0.0) for strength in range(11))
+# The same by the deck's ace: the French deck (ace 13) valued from its top, its 4, 3 and 2 of trump as
+# the fácil bot values them (a quarter of a trick).
+_VALUES: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    10: (_TRUMP_VALUE, _SIDE_VALUE),
+    13: (
+        tuple(TRUMP_VALUE.get(strength - 3, 0.25 if strength else 0.0) for strength in range(14)),
+        tuple(SIDE_VALUE.get(strength - 3, 0.0) for strength in range(14)),
+    ),
+}
 
 #: Weight of the leading opponent's points against one's own: bids and cards play for one's own score,
 #: the auction winner's trump also to break the leader's bid.
@@ -43,7 +60,7 @@ TRUMP_LEADER_WEIGHT = 0.3
 EXACT_BONUS = 8.0
 #: How far (in tricks) a player's bid strays from what its hand is worth, in the worlds' weights.
 BID_SIGMA = 0.7
-#: Exact search when every hand holds at most this many cards (by table size).
+#: Exact search when every hand holds at most this many cards (by table size; 2 at seven and eight).
 EXACT_CARDS = {3: 3, 4: 2, 5: 2, 6: 2}
 
 
@@ -51,8 +68,10 @@ def _weight(c: int, trump: int) -> int:
     return (c & 15) + (20 if c >> 4 == trump else 0)
 
 
-def hand_estimate(hand: Hand, trump: int, players: int, cards: int) -> float:
-    """Expected tricks of a hand of codes (``trump`` -1: unknown), the fácil bot's quick estimate."""
+def hand_estimate(hand: Hand, trump: int, players: int, cards: int, ace: int = 10) -> float:
+    """Expected tricks of a hand of codes (``trump`` -1: unknown), the fácil bot's quick estimate; ``ace``:
+    the strength of the deck's top card (``Deck.ace``)."""
+    trump_value, side_value = _VALUES[ace]
     crowd = 1.0 - 0.06 * (players - 3)
     length_penalty = max(0.4, 1.0 - 0.06 * (cards - 1))
     total = 0.0
@@ -61,12 +80,12 @@ def hand_estimate(hand: Hand, trump: int, players: int, cards: int) -> float:
         cs = hand[suit]
         if suit == trump:
             for c in cs:
-                total += _TRUMP_VALUE[c & 15]
+                total += trump_value[c & 15]
             total += 0.15 * max(0, len(cs) - 2)
             continue
         for pos, c in enumerate(cs):
-            value = _SIDE_VALUE[c & 15]
-            if pos > 0 and c & 15 < 10:
+            value = side_value[c & 15]
+            if pos > 0 and c & 15 < ace:
                 value *= 0.8
             if len(cs) >= 5:
                 value *= 0.6
@@ -76,23 +95,29 @@ def hand_estimate(hand: Hand, trump: int, players: int, cards: int) -> float:
     return total
 
 
-def best_trump(hand: Hand, players: int, cards: int) -> int:
-    return max(range(4), key=lambda s: (hand_estimate(hand, s, players, cards), len(hand[s]), -s))
+def best_trump(hand: Hand, players: int, cards: int, ace: int = 10) -> int:
+    return max(range(4), key=lambda s: (hand_estimate(hand, s, players, cards, ace), len(hand[s]), -s))
 
 
-def heuristic_bid(hand: Hand, trump: int, players: int, cards: int, auction: bool, forbidden: int | None) -> int:
+def one_card_wins(c: int, trump: int, players: int, ace: int = 10) -> bool:
+    """The fácil rule for a one-card hand: a high trump or, at four or fewer, a side ace."""
+    return (c & 15) >= ace - 2 if c >> 4 == trump else ((c & 15) >= ace and players <= 4)
+
+
+def heuristic_bid(
+    hand: Hand, trump: int, players: int, cards: int, auction: bool, forbidden: int | None, ace: int = 10
+) -> int:
     if auction:
         estimate = (
-            AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, players, cards), players, cards)
-            + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, players, cards)
+            AUCTION_TRUMP_SHARE * hand_estimate(hand, best_trump(hand, players, cards, ace), players, cards, ace)
+            + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, players, cards, ace)
             - BID_BIAS
         )
     else:
-        estimate = hand_estimate(hand, trump, players, cards) - BID_BIAS
+        estimate = hand_estimate(hand, trump, players, cards, ace) - BID_BIAS
     if cards == 1:
         c = next(x for s in hand for x in s)
-        wins = (c & 15) >= 8 if c >> 4 == trump else ((c & 15) >= 10 and players <= 4)
-        estimate = 1.0 if wins else 0.0
+        estimate = 1.0 if one_card_wins(c, trump, players, ace) else 0.0
     options = [n for n in range(cards + 1) if n != forbidden]
     return min(options, key=lambda n: (abs(n - estimate), n))
 
@@ -100,12 +125,12 @@ def heuristic_bid(hand: Hand, trump: int, players: int, cards: int, auction: boo
 # -- the playout policy ---------------------------------------------------------------------
 
 
-def _lead(h: Hand, need: int, trump: int) -> int:
+def _lead(h: Hand, need: int, trump: int, ace: int = 10) -> int:
     if need > 0:
         if h[trump] and need >= len(h[0]) + len(h[1]) + len(h[2]) + len(h[3]):
             return h[trump][0]
         for s in range(4):
-            if s != trump and h[s] and h[s][0] & 15 == 10:
+            if s != trump and h[s] and h[s][0] & 15 == ace:
                 return h[s][0]
         if h[trump]:
             return h[trump][0]
@@ -140,8 +165,11 @@ def playout(
     won: list[int],
     bids: Sequence[int],
     size: int,
+    legal: LegalFn = legal,
+    ace: int = 10,
 ) -> None:
-    """Every player follows the policy from here to the end of the round; adds the tricks to ``won``."""
+    """Every player follows the policy from here to the end of the round; adds the tricks to ``won``.
+    ``legal``: the preset's play obligations (``sim.legal_for``); ``ace``: the deck's top strength."""
     played = len(trick)
     led = best = best_seat = -1
     if played:
@@ -159,7 +187,7 @@ def playout(
         if not played:
             if not (h[0] or h[1] or h[2] or h[3]):
                 return
-            c = _lead(h, need, trump)
+            c = _lead(h, need, trump, ace)
             h[c >> 4].remove(c)
             led, best, best_seat = c >> 4, c, seat
             played = 1
@@ -188,8 +216,12 @@ def exact(
     won: list[int],
     bids: Sequence[int],
     size: int,
+    legal: LegalFn = legal,
+    doubled_at: int = -1,
 ) -> tuple[int, ...]:
-    """Max^n to the end of the round: the final tricks of each seat when each plays for its own points."""
+    """Max^n to the end of the round: the final tricks of each seat when each plays for its own points.
+    ``legal``: the preset's play obligations; ``doubled_at``: the tricks that double a player's points
+    (se dobla: every trick of the round; -1: none)."""
     h = hands[seat]
     if not trick:
         if not (h[0] or h[1] or h[2] or h[3]):
@@ -214,16 +246,18 @@ def exact(
             saved = trick[:]
             trick.clear()
             won[winner] += 1
-            result = exact(hands, nxt, winner, trick, trump, won, bids, size)
+            result = exact(hands, nxt, winner, trick, trump, won, bids, size, legal, doubled_at)
             won[winner] -= 1
             trick.extend(saved)
         else:
-            result = exact(hands, nxt, nxt[seat], trick, trump, won, bids, size)
+            result = exact(hands, nxt, nxt[seat], trick, trump, won, bids, size, legal, doubled_at)
         trick.pop()
         suit = h[c >> 4]
         suit.append(c)
         suit.sort(reverse=True)
         value = points(bids[seat], result[seat]) if bids[seat] >= 0 else 0
+        if result[seat] == doubled_at:
+            value *= 2
         if value > best_value:
             best_value, best_result = value, result
     assert best_result is not None
@@ -259,6 +293,13 @@ class Search:
         self.min_worlds = min_worlds
         self.max_worlds = max_worlds
         self.exact_cards = EXACT_CARDS.get(view.players, 2) if exact_cards is None else exact_cards
+        rules = view.rules
+        self.rules = rules
+        self.deck: Deck = deck_of(rules)
+        self.ace = self.deck.ace
+        self.legal: LegalFn = legal_for(rules)
+        # se dobla: winning every trick of a round of 4 or more cards doubles the points (made or missed)
+        self.doubled_at = view.cards if rules.doubles(rules.spec(view.players, view.number)) else -1
         self.sampler = Sampler(view, read_play=read_play)
         self.size = len(view.order)
         self.nxt = {view.order[i]: view.order[(i + 1) % self.size] for i in range(self.size)}
@@ -267,7 +308,8 @@ class Search:
         self.leader = max(others, key=lambda s: (view.totals[s], -s)) if others else None
         self.worlds = 0
         # Who has bid what tells about their hands: a world where a 0-bidder holds three aces is unlikely.
-        auction = view.round_phase is RoundPhase.SUBASTA
+        # (Clásica's subasta: bids made before trump is chosen; subastados' contract is bid knowing it.)
+        auction = view.round_phase is RoundPhase.SUBASTA and view.blind_bids is None
         bid_trump = -1 if auction or view.trump_suit is None else CODE_SUIT[view.trump_suit.value]
         played_by: dict[int, list[int]] = {s: [] for s in others}
         for p in view.played:
@@ -284,6 +326,7 @@ class Search:
         if not self.bidders:
             return world, 1.0
         view = self.view
+        ace = self.ace
         misfit = 0.0
         for seat, bid, played in self.bidders:
             hand = [list(x) for x in world[seat]]
@@ -291,17 +334,18 @@ class Search:
                 hand[c >> 4].append(c)
             if view.cards == 1:  # the fácil rule for one card: a high trump or, at four or fewer, a side ace
                 x = next(x for suit in hand for x in suit)
-                wins = (x & 15) >= 8 if x >> 4 == self.bid_trump else ((x & 15) >= 10 and view.players <= 4)
-                est = 1.0 if wins else 0.0
+                est = 1.0 if one_card_wins(x, self.bid_trump, view.players, ace) else 0.0
             elif self.auction:
                 est = (
                     AUCTION_TRUMP_SHARE
-                    * hand_estimate(hand, best_trump(hand, view.players, view.cards), view.players, view.cards)
-                    + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, view.players, view.cards)
+                    * hand_estimate(
+                        hand, best_trump(hand, view.players, view.cards, ace), view.players, view.cards, ace
+                    )
+                    + (1 - AUCTION_TRUMP_SHARE) * hand_estimate(hand, -1, view.players, view.cards, ace)
                     - BID_BIAS
                 )
             else:
-                est = hand_estimate(hand, self.bid_trump, view.players, view.cards) - BID_BIAS
+                est = hand_estimate(hand, self.bid_trump, view.players, view.cards, ace) - BID_BIAS
             misfit += (bid - est) ** 2
         return world, math.exp(-misfit / (2 * BID_SIGMA**2))
 
@@ -315,9 +359,18 @@ class Search:
 
     def utility(self, bids: Sequence[int], won: Sequence[int], leader_weight: float = LEADER_WEIGHT) -> float:
         mine = points(bids[self.me], won[self.me])
+        if won[self.me] == self.doubled_at:
+            mine *= 2
         if self.leader is None or leader_weight == 0:
             return mine
-        return mine - leader_weight * points(bids[self.leader], won[self.leader])
+        theirs = points(bids[self.leader], won[self.leader])
+        if won[self.leader] == self.doubled_at:
+            theirs *= 2
+        return mine - leader_weight * theirs
+
+    def factor(self, trump: int) -> int:
+        """The round's multiplier with ``trump`` chosen (no card turned), as the engine scores it."""
+        return self.rules.multiplier(self.view.players, None, self.deck.suits[trump])
 
     # -- playing a card ---------------------------------------------------------------------
 
@@ -329,6 +382,7 @@ class Search:
         trick = [(p.seat, CODE[p.card]) for p in view.trick]
         cards_left = len(view.hand)
         use_exact = cards_left <= self.exact_cards
+        legal_fn, ace, doubled_at = self.legal, self.ace, self.doubled_at
         totals = [0.0] * len(candidates)
         while self.more():
             world, weight = self.sample()
@@ -347,19 +401,21 @@ class Search:
                 else:
                     nxt_seat = self.nxt[self.me]
                 if use_exact:
-                    result = exact(hands, self.nxt, nxt_seat, now, trump, won, bids, self.size)
+                    result = exact(hands, self.nxt, nxt_seat, now, trump, won, bids, self.size, legal_fn, doubled_at)
                     totals[i] += weight * self.utility(bids, result)
                 else:
-                    playout(hands, self.nxt, nxt_seat, now, trump, won, bids, self.size)
+                    playout(hands, self.nxt, nxt_seat, now, trump, won, bids, self.size, legal_fn, ace)
                     totals[i] += weight * self.utility(bids, won)
         best = max(range(len(candidates)), key=lambda i: (totals[i], -i))
-        return CARD[candidates[best]]
+        return self.deck.cards[candidates[best]]
 
     # -- bidding ----------------------------------------------------------------------------
 
     def bid(self) -> int:
         view = self.view
-        auction = view.round_phase is RoundPhase.SUBASTA
+        if view.blind_bids is not None and view.trump_suit is None:
+            return self.blind_bid()
+        auction = view.round_phase is RoundPhase.SUBASTA and view.blind_bids is None
         options = [a.amount for a in view.legal if isinstance(a, Bid)]
         cards = view.cards
         players = view.players
@@ -368,6 +424,7 @@ class Search:
         later = order[my_pos + 1 :]
         made = [view.bids[s] for s in order[:my_pos]]
         fixed_trump = CODE_SUIT[view.trump_suit.value] if view.trump_suit is not None else -1
+        legal_fn, ace = self.legal, self.ace
         totals = [0.0] * len(options)
         while self.more():
             world, weight = self.sample()
@@ -381,7 +438,7 @@ class Search:
                     forbidden = None
                     if not auction and k == len(later) - 1:
                         forbidden = cards - so_far
-                    x = heuristic_bid(world[s], fixed_trump, players, cards, auction, forbidden)
+                    x = heuristic_bid(world[s], fixed_trump, players, cards, auction, forbidden, ace)
                     bids[s] = x
                     so_far += x
                 trump = fixed_trump
@@ -392,28 +449,98 @@ class Search:
                         if bids[order[k]] > bids[order[top]]:
                             top = k
                     winner = order[top]
-                    trump = best_trump(world[winner], players, cards)
-                    factor = 2 if trump == 0 else 1
+                    trump = best_trump(world[winner], players, cards, ace)
+                    factor = self.factor(trump)
                 hands = copy_hands(world)
                 won = [0] * players
-                playout(hands, self.nxt, order[0], [], trump, won, bids, self.size)
+                playout(hands, self.nxt, order[0], [], trump, won, bids, self.size, legal_fn, ace)
                 totals[i] += weight * (factor * self.utility(bids, won) + EXACT_BONUS * (won[self.me] == b))
         best = max(range(len(options)), key=lambda i: (totals[i], -i))
         return options[best]
+
+    def contract(self, world: list[Hand], trump: int, leader_weight: float = LEADER_WEIGHT) -> float:
+        """Subastados: everyone bids the contract in ``world`` knowing ``trump`` (what their hands are worth,
+        the last bidder restricted), then plays it out; the points as scored (the multiplier included)."""
+        view = self.view
+        players, cards, ace = view.players, view.cards, self.ace
+        bids = [-1] * players
+        so_far = 0
+        last = len(view.order) - 1
+        for k, s in enumerate(view.order):
+            x = heuristic_bid(world[s], trump, players, cards, False, cards - so_far if k == last else None, ace)
+            bids[s] = x
+            so_far += x
+        hands = copy_hands(world)
+        won = [0] * players
+        playout(hands, self.nxt, view.order[0], [], trump, won, bids, self.size, self.legal, ace)
+        return self.factor(trump) * self.utility(bids, won, leader_weight)
+
+    def blind_bid(self) -> int:
+        """Subastados' blind bid: it scores nothing and only says who chooses trump, so the choice is between
+        bidding the most (choosing the trump oneself, unless an earlier seat bid as much) and the least
+        (leaving it to the others' auction), by the contract each leads to."""
+        view = self.view
+        options = [a.amount for a in view.legal if isinstance(a, Bid)]
+        high, low = max(options), min(options)
+        order = view.order
+        my_pos = order.index(self.me)
+        blind = view.blind_bids or ()
+        earlier = [blind[s] or 0 for s in order[:my_pos]]
+        if any(b >= high for b in earlier):
+            return low  # an earlier seat already holds the auction
+        players, cards, ace = view.players, view.cards, self.ace
+        my_trump = best_trump(self.sampler.my_hand, players, cards, ace)
+        choose = [0.0] * 4  # each trump this seat might choose
+        leave = 0.0
+        while self.more():
+            world, weight = self.sample()
+            later = [heuristic_bid(world[s], -1, players, cards, True, None, ace) for s in order[my_pos + 1 :]]
+            for suit in range(4):
+                choose[suit] += weight * self.contract(world, suit)
+            winner = auction_winner(order, earlier + [low] + later)
+            trump = my_trump if winner == self.me else best_trump(world[winner], players, cards, ace)
+            leave += weight * self.contract(world, trump)
+        return high if max(choose) >= leave else low
+
+    def indias_bid(self) -> int:
+        """An indias bid: every other card is seen and the play is forced, so the seat's own card decides
+        the trick.  Each card it may be (the deck less what is seen) is equally likely: the bid with the best
+        expected points (and exact bids) over them.  Nothing here looks at the seat's own card."""
+        view = self.view
+        assert view.trump_suit is not None
+        options = [a.amount for a in view.legal if isinstance(a, Bid)]
+        seen = {p.seat: p.card for p in view.seen}
+        position = view.order.index(self.me)
+        # the cards this seat's own may be: the sampler's unseen ones (the deck less every card in view)
+        possible = [self.deck.cards[c] for c in self.sampler.unseen]
+        totals = [0.0] * len(options)
+        for card in possible:
+            trick = [card if s == self.me else seen[s] for s in view.order]
+            won = 1 if trick_winner(trick, view.trump_suit) == position else 0
+            for i, b in enumerate(options):
+                totals[i] += points(b, won) + EXACT_BONUS * (won == b)
+        return options[max(range(len(options)), key=lambda i: (totals[i], -i))]
 
     # -- choosing trump ---------------------------------------------------------------------
 
     def choose_trump(self) -> int:
         view = self.view
-        bids = [b if b is not None else 0 for b in view.bids]
         totals = [0.0] * 4
+        if view.blind_bids is not None:  # subastados: the contract is bid after the choice
+            while self.more():
+                world, weight = self.sample()
+                for suit in range(4):
+                    totals[suit] += weight * self.contract(world, suit, TRUMP_LEADER_WEIGHT)
+            return max(range(4), key=lambda s: (totals[s], -s))
+        bids = [b if b is not None else 0 for b in view.bids]
+        legal_fn, ace = self.legal, self.ace
         while self.more():
             world, weight = self.sample()
             for suit in range(4):
                 hands = copy_hands(world)
                 won = [0] * view.players
-                playout(hands, self.nxt, view.order[0], [], suit, won, bids, self.size)
-                totals[suit] += weight * (2 if suit == 0 else 1) * self.utility(bids, won, TRUMP_LEADER_WEIGHT)
+                playout(hands, self.nxt, view.order[0], [], suit, won, bids, self.size, legal_fn, ace)
+                totals[suit] += weight * self.factor(suit) * self.utility(bids, won, TRUMP_LEADER_WEIGHT)
         return max(range(4), key=lambda s: (totals[s], -s))
 
 
@@ -444,9 +571,11 @@ def search_action(
         exact_cards=exact_cards,
     )
     if view.phase is Phase.BIDDING:
-        return Bid(search.bid())
+        return Bid(search.indias_bid() if view.hidden else search.bid())
     if view.phase is Phase.CHOOSING_TRUMP:
-        return ChooseTrump(SUITS[search.choose_trump()])
+        return ChooseTrump(search.deck.suits[search.choose_trump()])
     if view.phase is Phase.PLAYING:
+        if view.plays_hidden:
+            raise ValueError("an indias card is played without a choice, by whoever holds the game")
         return Play(search.play())
     raise ValueError(f"nobody decides anything in phase {view.phase}")

@@ -6,25 +6,55 @@ hand is four lists of codes, one per suit, each strongest first, so "follow suit
 "beat the highest card" is a prefix.  Search (``search.py``) plays thousands of rounds to the end
 from sampled worlds with these functions; ``GameState`` stays the checked, recorded path.
 
+The French deck (``bazas``) is coded the same way: suit 0..3 in ``FRENCH_SUITS`` order, strength 1
+(the 2) to 13 (the ace).  A table plays one deck, so a code is read back through that deck's
+``Deck.cards``.  What a void player owes depends on the preset: ``legal`` is Clásica's and bazas'
+(any trump, a higher one if possible), ``legal_winning`` that of indias and se-dobla (only a trump
+that would win; with none, any card); ``legal_for(rules)`` picks one.
+
 >>> from games.engine.cards import Card
->>> code(Card.parse("1o")), code(Card.parse("2b"))
-(10, 49)
+>>> code(Card.parse("1o")), code(Card.parse("2b")), code(Card.parse("AS")), code(Card.parse("2C"))
+(10, 49, 13, 49)
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
-from .cards import ALL_CARDS, SUITS, Card, Suit, deck_for
-from .schedule import MAX_CARDS, RoundSpec, active_order
+from .cards import ALL_CARDS, EVERY_CARD, FRENCH_CARDS, FRENCH_SUITS, SUITS, Card, Suit, deck_for
+from .presets import CLASICA, Rules
+from .schedule import MAX_CARDS, RoundSpec, TrumpMode, active_order
 
 Hand = list[list[int]]  # four lists of codes, one per suit, strongest first
 
-SUIT_INDEX: dict[Suit, int] = {suit: i for i, suit in enumerate(SUITS)}
-CODE: dict[Card, int] = {card: SUIT_INDEX[card.suit] * 16 + card.strength for card in ALL_CARDS}
-CARD: dict[int, Card] = {value: card for card, value in CODE.items()}
+#: A suit's index in its deck (0..3): the Spanish suits and the French ones.
+SUIT_INDEX: dict[Suit, int] = {suit: i for i, suit in enumerate(SUITS)} | {s: i for i, s in enumerate(FRENCH_SUITS)}
+CODE: dict[Card, int] = {card: SUIT_INDEX[card.suit] * 16 + card.strength for card in EVERY_CARD}
+#: The Spanish cards by code (Clásica, indias, se-dobla); ``FRENCH_CARD`` the French ones.
+CARD: dict[int, Card] = {CODE[card]: card for card in ALL_CARDS}
+FRENCH_CARD: dict[int, Card] = {CODE[card]: card for card in FRENCH_CARDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    """How one deck's cards are coded: the card of each code, the suits by index and the ace's strength."""
+
+    cards: Mapping[int, Card]
+    suits: tuple[Suit, ...]
+    #: the strength of the deck's top card (10 Spanish, 13 French): the bots value cards from the top
+    ace: int
+
+
+SPANISH_DECK = Deck(CARD, SUITS, 10)
+FRENCH_DECK = Deck(FRENCH_CARD, FRENCH_SUITS, 13)
+
+
+def deck_of(rules: Rules) -> Deck:
+    """The coding of the deck ``rules`` play with."""
+    return FRENCH_DECK if rules.preset == "bazas" else SPANISH_DECK
 
 
 def code(card: Card) -> int:
@@ -77,6 +107,39 @@ def legal(hand: Hand, led: int, best: int, trump: int) -> list[int]:
     return hand[0] + hand[1] + hand[2] + hand[3]
 
 
+def legal_winning(hand: Hand, led: int, best: int, trump: int) -> list[int]:
+    """``legal`` where a void player owes only a trump that would win (indias, se-dobla): with no trump on
+    the table any trump, with one only a higher one, and with none of those any card."""
+    if led < 0:
+        return hand[0] + hand[1] + hand[2] + hand[3]
+    follow = hand[led]
+    if follow:
+        if best >> 4 == led and follow[0] > best:
+            k = 1
+            while k < len(follow) and follow[k] > best:
+                k += 1
+            return follow[:k]
+        return follow
+    trumps = hand[trump]
+    if trumps:
+        if best >> 4 != trump:
+            return trumps
+        if trumps[0] > best:
+            k = 1
+            while k < len(trumps) and trumps[k] > best:
+                k += 1
+            return trumps[:k]
+    return hand[0] + hand[1] + hand[2] + hand[3]
+
+
+LegalFn = Callable[[Hand, int, int, int], list[int]]
+
+
+def legal_for(rules: Rules) -> LegalFn:
+    """The fast legal moves under ``rules``: ``legal`` where a void player must trump even to lose."""
+    return legal if rules.losing_trump else legal_winning
+
+
 def random_playout(
     hands: list[Hand],
     order: Sequence[int],
@@ -85,10 +148,12 @@ def random_playout(
     trump: int,
     won: list[int],
     rand: Callable[[], float] = random.random,
+    losing_trump: bool = True,
 ) -> None:
     """Play random legal cards from here to the end of the round; adds each trick to ``won``.
 
-    ``trick``: the (seat, code) pairs already on the table (led by ``leader``); ``hands`` change."""
+    ``trick``: the (seat, code) pairs already on the table (led by ``leader``); ``hands`` change.
+    ``losing_trump`` False: a void player owes only a trump that would win (indias, se-dobla)."""
     size = len(order)
     nxt = {order[i]: order[(i + 1) % size] for i in range(size)}
     played = len(trick)
@@ -136,12 +201,15 @@ def random_playout(
                             k += 1
                         c = trumps[int(rand() * k)]
                         best_seat, best = seat, c
-                    else:
+                    elif losing_trump:
                         c = trumps[int(rand() * len(trumps))]
+                    else:  # no trump of ours would win: any card
+                        cards = h[0] + h[1] + h[2] + h[3]
+                        c = cards[int(rand() * len(cards))]
                 else:
                     c = trumps[int(rand() * len(trumps))]
                     best_seat, best = seat, c
-                trumps.remove(c)
+                h[c >> 4].remove(c)
             else:
                 cards = h[0] + h[1] + h[2] + h[3]
                 c = cards[int(rand() * len(cards))]
@@ -155,11 +223,14 @@ def random_playout(
             seat = nxt[seat]
 
 
-def deal_codes(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -> tuple[list[Hand], int]:
-    """A random deal of ``spec`` as hands of codes and the trump suit (auctions: a random suit)."""
-    deck = [CODE[c] for c in deck_for(players)]
+def deal_codes(
+    players: int, spec: RoundSpec, dealer: int, rng: random.Random, rules: Rules = CLASICA
+) -> tuple[list[Hand], int]:
+    """A random deal of ``spec`` under ``rules`` as hands of codes and the trump suit (auctions: a random
+    suit; oros rounds: oros; se dobla's muestra: the deck's last card)."""
+    deck = [CODE[c] for c in rules.deck(players)]
     rng.shuffle(deck)
-    order = active_order(dealer, players)
+    order = rules.active_order(dealer, players)
     hands: list[Hand] = [[[], [], [], []] for _ in range(players)]
     position = 0
     for _ in range(spec.cards):
@@ -170,10 +241,14 @@ def deal_codes(players: int, spec: RoundSpec, dealer: int, rng: random.Random) -
     for h in hands:
         for s in h:
             s.sort(reverse=True)
-    if spec.is_auction:
+    if spec.trump_mode is TrumpMode.OROS:
+        trump = 0
+    elif spec.is_auction:
         trump = rng.randrange(4)
     elif spec.trump_is_last_dealt:
         trump = deck[position - 1] >> 4
+    elif spec.trump_mode is TrumpMode.MUESTRA:
+        trump = deck[-1] >> 4
     else:
         trump = deck[position] >> 4
     return hands, trump
