@@ -62,6 +62,7 @@ DATABASE_FIXTURES = {
 SLOW_MODULES = {
     "engine/test_playouts.py",  # random playouts of whole rounds, every invariant checked at every step
     "engine/test_preset_playouts.py",  # random whole games of every preset and size, against the reference
+    "engine/test_preset_bot_games.py",  # the search bots over whole games of every preset, option and size
     "engine/test_broken_records.py",  # mutated records replayed
     "engine/test_arena.py",  # bots against bots over whole games, and through the protocol
     "engine/test_bot_protocol.py",  # bot programs answering over pipes for whole games

@@ -14,6 +14,12 @@ bot's illegal or missing answer is counted and replaced by the fácil move.
 
 A side is a level (``fácil``, ``normal``, ``difícil``) or ``exec:COMMAND``, a program speaking
 pocha-bot/1 (``shared/BOT-PROTOCOL.md``).
+
+Every preset (``shared/VARIANTS.md``): ``--rules indias`` (or ``se-dobla`` with ``--schedule`` and
+``--forehead``, ``bazas``, ``clasica``; ``all`` for each in turn) plays the games under those rules and
+prints a block of figures per preset.  The score difference counts the schedule's rounds (a tie-break
+round is played only in the games that tie, so it has no counterpart in the others); an indias card,
+played without a choice, is no decision.  Decision times are shown against the level's hard cap.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .actions import Action
-from .levels import LEVEL_NAMES, decide, parse_level
+from .levels import BUDGETS, LEVEL_NAMES, decide, parse_level
+from .presets import CLASICA, PLAYERS, PRESETS, Rules
 from .state import GameState, Phase
 from .view import SeatView, seat_view
 
@@ -90,11 +97,13 @@ class GameResult:
     sides: dict[str, Side]
 
 
-def play_one(players: int, deal_seed: int, seat_of_a: int | None, a: Player, b: Player) -> GameResult:
-    """One game of the deal ``deal_seed``: A in ``seat_of_a`` (None: nowhere), B elsewhere."""
+def play_one(
+    players: int, deal_seed: int, seat_of_a: int | None, a: Player, b: Player, rules: Rules = CLASICA
+) -> GameResult:
+    """One game of the deal ``deal_seed`` under ``rules``: A in ``seat_of_a`` (None: nowhere), B elsewhere."""
     from .bot import default_action
 
-    game = GameState.new(players, seed=deal_seed)
+    game = GameState.new(players, seed=deal_seed, rules=rules)
     sides = {"a": Side(), "b": Side()}
     rngs = [random.Random(deal_seed * 10 + seat) for seat in range(players)]
     while not game.is_over:
@@ -106,6 +115,9 @@ def play_one(players: int, deal_seed: int, seat_of_a: int | None, a: Player, b: 
         key = "a" if seat == seat_of_a else "b"
         player = a if key == "a" else b
         view = seat_view(game, seat, reasons=False)
+        if view.plays_hidden:  # an indias card: played as it is, nobody's decision
+            game.apply(default_action(game), seat)
+            continue
         started = time.perf_counter()
         action, _why = player.act(view, rngs[seat])
         sides[key].times.append(time.perf_counter() - started)
@@ -124,11 +136,14 @@ def play_one(players: int, deal_seed: int, seat_of_a: int | None, a: Player, b: 
     return GameResult(deal_seed, seat_of_a, [list(r.points) for r in game.results], list(game.totals), winners, sides)
 
 
-def _job(args: tuple[int, int, int | None, str, str]) -> GameResult:
-    players, deal_seed, seat, spec_a, spec_b = args
+Job = tuple[int, int, int | None, str, str, dict[str, Any]]
+
+
+def _job(args: Job) -> GameResult:
+    players, deal_seed, seat, spec_a, spec_b, rules = args
     a, b = make_player(spec_a), make_player(spec_b)
     try:
-        return play_one(players, deal_seed, seat, a, b)
+        return play_one(players, deal_seed, seat, a, b, Rules.from_json(rules))
     finally:
         a.close()
         b.close()
@@ -149,12 +164,17 @@ def _interval(values: Sequence[float]) -> tuple[float, float]:
     return mean, 1.96 * statistics.stdev(values) / math.sqrt(len(values))
 
 
-def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, jobs: int = 1) -> dict[str, Any]:
+def run_arena(
+    spec_a: str, spec_b: str, players: int, deals: int, seed: int, jobs: int = 1, rules: Rules = CLASICA
+) -> dict[str, Any]:
+    rules.check_players(players)
+    regular = len(rules.schedule(players))  # the rounds every game plays (tie-breaks only where tied)
     deal_seeds = [seed * 100_003 + k for k in range(deals)]
-    work: list[tuple[int, int, int | None, str, str]] = []
+    as_json = rules.as_json()
+    work: list[Job] = []
     for d in deal_seeds:
-        work.append((players, d, None, spec_a, spec_b))
-        work.extend((players, d, seat, spec_a, spec_b) for seat in range(players))
+        work.append((players, d, None, spec_a, spec_b, as_json))
+        work.extend((players, d, seat, spec_a, spec_b, as_json) for seat in range(players))
     if jobs > 1:
         import multiprocessing
 
@@ -177,7 +197,7 @@ def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
         if r.seat is None:
             continue
         base = baseline[r.deal]
-        diffs = [r.points[n][r.seat] - base.points[n][r.seat] for n in range(len(r.points))]
+        diffs = [r.points[n][r.seat] - base.points[n][r.seat] for n in range(regular)]
         hands += diffs
         per_game.append(statistics.fmean(diffs))
         if r.seat in r.winners:
@@ -189,6 +209,7 @@ def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
     return {
         "a": spec_a,
         "b": spec_b,
+        "rules": rules,
         "players": players,
         "deals": deals,
         "games": games,
@@ -210,16 +231,69 @@ def run_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
     }
 
 
-def cmd_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, jobs: int = 1) -> int:
+def preset_rules(preset: str, schedule: str = "sencillas", forehead: bool = False) -> list[Rules]:
+    """The rules ``--rules`` names: one preset, or ``all`` of them in turn (se dobla's options go to se dobla
+    alone); ValueError for anything else."""
+    names = PRESETS if preset == "all" else (preset,)
+    if preset != "all" and preset not in PRESETS:
+        raise ValueError(f"unknown rules {preset!r} (one of {', '.join(PRESETS)} or all)")
+    if preset not in ("all", "se-dobla") and (schedule != "sencillas" or forehead):
+        raise ValueError("--schedule and --forehead are se-dobla's options")
+    return [
+        Rules.of(name, schedule=schedule, forehead=forehead) if name == "se-dobla" else Rules.of(name) for name in names
+    ]
+
+
+def rules_name(rules: Rules) -> str:
+    """``indias``, ``se-dobla (escalera, en la frente)``..."""
+    if rules.preset != "se-dobla":
+        return rules.preset
+    return f"se-dobla ({rules.schedule_name}{', en la frente' if rules.forehead else ''})"
+
+
+def cmd_arena(
+    spec_a: str,
+    spec_b: str,
+    players: int,
+    deals: int,
+    seed: int,
+    jobs: int = 1,
+    preset: str | None = None,
+    schedule: str = "sencillas",
+    forehead: bool = False,
+) -> int:
+    """Print the arena's figures; ``preset`` None: Clásica as ever, otherwise a block per preset (``all``: each)."""
     try:
         for spec in (spec_a, spec_b):
             if not spec.startswith("exec:"):
                 parse_level(spec)
+        every = preset_rules(preset or "clasica", schedule, forehead)
     except ValueError as error:
         print(f"arena: {error}")
         return 2
+    played = 0
+    for rules in every:
+        low, high = PLAYERS[rules.preset]
+        if not low <= players <= high:
+            print(f"== {rules_name(rules)}: played by {low} to {high}, not {players}; skipped ==")
+            continue
+        if preset is not None:
+            print(f"== {rules_name(rules)}, {players} players ==")
+        _print_arena(spec_a, spec_b, players, deals, seed, jobs, rules)
+        played += 1
+    return 0 if played else 2
+
+
+def _cap(spec: str) -> str:
+    if spec.startswith("exec:"):
+        return ""
+    level = parse_level(spec)
+    return f"; {LEVEL_NAMES[level]}'s cap {BUDGETS[level][1]:.0f} ms"
+
+
+def _print_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, jobs: int, rules: Rules) -> None:
     started = time.perf_counter()
-    r = run_arena(spec_a, spec_b, players, deals, seed, jobs)
+    r = run_arena(spec_a, spec_b, players, deals, seed, jobs, rules)
     elapsed = time.perf_counter() - started
 
     def ms(t: tuple[float, float, float]) -> str:
@@ -240,7 +314,6 @@ def cmd_arena(spec_a: str, spec_b: str, players: int, deals: int, seed: int, job
         f"exact-bid rate: A {100 * r['exact_a']:.1f} % ({r['bids_a']} bids), B {100 * r['exact_b']:.1f} % "
         f"({r['bids_b']} bids)"
     )
-    print(f"decision time A: {ms(r['time_a'])} ({r['decisions_a']} decisions)")
-    print(f"decision time B: {ms(r['time_b'])} ({r['decisions_b']} decisions)")
+    print(f"decision time A: {ms(r['time_a'])} ({r['decisions_a']} decisions{_cap(spec_a)})")
+    print(f"decision time B: {ms(r['time_b'])} ({r['decisions_b']} decisions{_cap(spec_b)})")
     print(f"illegal actions: A {r['illegal_a']}, B {r['illegal_b']}")
-    return 0

@@ -6,7 +6,7 @@
 ``bench``           replay speed on self-played records.
 ``rollouts``        simulation speed: random 4-player 8-card hands a second.
 ``bot``             a bot over the pocha-bot/1 protocol (``shared/BOT-PROTOCOL.md``).
-``arena``           two bots over the same deals, duplicate format.
+``arena``           two bots over the same deals, duplicate format (``--rules``: a preset, or all).
 """
 
 from __future__ import annotations
@@ -126,10 +126,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_arena = sub.add_parser("arena", help="two bots over the same deals, the candidate in every seat")
     p_arena.add_argument("--a", required=True, help="candidate: a level, or exec:COMMAND for a pocha-bot/1 program")
     p_arena.add_argument("--b", required=True, help="field: a level, or exec:COMMAND")
-    p_arena.add_argument("--players", type=int, default=4, choices=(3, 4, 5, 6))
+    p_arena.add_argument("--players", type=int, default=4, choices=range(3, 9), metavar="{3..8}")
     p_arena.add_argument("--deals", type=int, default=10, help="games dealt (each played once per seat)")
     p_arena.add_argument("--seed", type=int, default=1)
     p_arena.add_argument("--jobs", type=int, default=1, help="processes (decision times are per process)")
+    p_arena.add_argument(
+        "--rules", default=None, help="the preset: clasica, indias, se-dobla, bazas, or all (a block each)"
+    )
+    p_arena.add_argument(
+        "--schedule", default="sencillas", help="se-dobla's rounds: sencillas, dobles, una-mas, escalera"
+    )
+    p_arena.add_argument("--forehead", action="store_true", help="se-dobla: one-card rounds played as indias")
     args = parser.parse_args(argv)
     if args.command == "rollouts":
         from .sim import cmd_rollouts
@@ -142,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "arena":
         from .arena import cmd_arena
 
-        return cmd_arena(args.a, args.b, args.players, args.deals, args.seed, args.jobs)
+        return cmd_arena(
+            args.a, args.b, args.players, args.deals, args.seed, args.jobs, args.rules, args.schedule, args.forehead
+        )
     if args.command == "replay":
         return cmd_replay(args.files)
     if args.command == "selfplay":

@@ -458,22 +458,59 @@ class Search:
         best = max(range(len(options)), key=lambda i: (totals[i], -i))
         return options[best]
 
-    def contract(self, world: list[Hand], trump: int, leader_weight: float = LEADER_WEIGHT) -> float:
-        """Subastados: everyone bids the contract in ``world`` knowing ``trump`` (what their hands are worth,
-        the last bidder restricted), then plays it out; the points as scored (the multiplier included)."""
+    def _contract_bids(self, world: list[Hand], trump: int, mine: float | None = None) -> list[int]:
+        """Subastados: the contract everyone bids in ``world`` knowing ``trump``, in order, the last bidder
+        restricted: what each hand is worth (the fácil estimate), this seat ``mine`` tricks if given."""
         view = self.view
         players, cards, ace = view.players, view.cards, self.ace
         bids = [-1] * players
         so_far = 0
         last = len(view.order) - 1
         for k, s in enumerate(view.order):
-            x = heuristic_bid(world[s], trump, players, cards, False, cards - so_far if k == last else None, ace)
+            forbidden = cards - so_far if k == last else None
+            if s == self.me and mine is not None:
+                x = min((n for n in range(cards + 1) if n != forbidden), key=lambda n: (abs(n - mine), n))
+            else:
+                x = heuristic_bid(world[s], trump, players, cards, False, forbidden, ace)
             bids[s] = x
             so_far += x
-        hands = copy_hands(world)
-        won = [0] * players
-        playout(hands, self.nxt, view.order[0], [], trump, won, bids, self.size, self.legal, ace)
-        return self.factor(trump) * self.utility(bids, won, leader_weight)
+        return bids
+
+    def contracts(self, leader_weight: float = LEADER_WEIGHT) -> list[tuple[list[Hand], float, list[float]]]:
+        """Subastados, before the trump is chosen: each world drawn, its weight and the points (the multiplier
+        included) this seat scores in the contract with each suit as trump.
+
+        In two passes over the same worlds: the first (half the time) finds how many tricks this seat takes
+        with each trump, everyone bidding what their hands are worth; in the second this seat bids that
+        many (as its own search will, knowing the trump) and the others as before."""
+        view = self.view
+        ace, legal_fn = self.ace, self.legal
+        half = self.started + (self.target - self.started) / 2
+        drawn: list[tuple[list[Hand], float]] = []
+        tricks = [0.0] * 4
+        weights = 0.0
+        while self.more() and (len(drawn) < self.min_worlds or time.perf_counter() < half):
+            world, weight = self.sample()
+            for suit in range(4):
+                won = [0] * view.players
+                bids = self._contract_bids(world, suit)
+                playout(copy_hands(world), self.nxt, view.order[0], [], suit, won, bids, self.size, legal_fn, ace)
+                tricks[suit] += weight * won[self.me]
+            drawn.append((world, weight))
+            weights += weight
+        mine = [t / weights if weights > 0 else None for t in tricks]
+        values: list[tuple[list[Hand], float, list[float]]] = []
+        for world, weight in drawn:
+            if values and time.perf_counter() >= self.deadline:
+                break
+            row: list[float] = []
+            for suit in range(4):
+                won = [0] * view.players
+                bids = self._contract_bids(world, suit, mine[suit])
+                playout(copy_hands(world), self.nxt, view.order[0], [], suit, won, bids, self.size, legal_fn, ace)
+                row.append(self.factor(suit) * self.utility(bids, won, leader_weight))
+            values.append((world, weight, row))
+        return values
 
     def blind_bid(self) -> int:
         """Subastados' blind bid: it scores nothing and only says who chooses trump, so the choice is between
@@ -489,18 +526,18 @@ class Search:
         if any(b >= high for b in earlier):
             return low  # an earlier seat already holds the auction
         players, cards, ace = view.players, view.cards, self.ace
-        my_trump = best_trump(self.sampler.my_hand, players, cards, ace)
-        choose = [0.0] * 4  # each trump this seat might choose
+        values = self.contracts()
+        if not values:
+            return high
+        choose = [sum(weight * row[suit] for _world, weight, row in values) for suit in range(4)]
+        mine = max(range(4), key=lambda s: (choose[s], -s))
         leave = 0.0
-        while self.more():
-            world, weight = self.sample()
+        for world, weight, row in values:
             later = [heuristic_bid(world[s], -1, players, cards, True, None, ace) for s in order[my_pos + 1 :]]
-            for suit in range(4):
-                choose[suit] += weight * self.contract(world, suit)
             winner = auction_winner(order, earlier + [low] + later)
-            trump = my_trump if winner == self.me else best_trump(world[winner], players, cards, ace)
-            leave += weight * self.contract(world, trump)
-        return high if max(choose) >= leave else low
+            trump = mine if winner == self.me else best_trump(world[winner], players, cards, ace)
+            leave += weight * row[trump]
+        return high if choose[mine] >= leave else low
 
     def indias_bid(self) -> int:
         """An indias bid: every other card is seen and the play is forced, so the seat's own card decides
@@ -527,10 +564,9 @@ class Search:
         view = self.view
         totals = [0.0] * 4
         if view.blind_bids is not None:  # subastados: the contract is bid after the choice
-            while self.more():
-                world, weight = self.sample()
+            for _world, weight, row in self.contracts(TRUMP_LEADER_WEIGHT):
                 for suit in range(4):
-                    totals[suit] += weight * self.contract(world, suit, TRUMP_LEADER_WEIGHT)
+                    totals[suit] += weight * row[suit]
             return max(range(4), key=lambda s: (totals[s], -s))
         bids = [b if b is not None else 0 for b in view.bids]
         legal_fn, ace = self.legal, self.ace
