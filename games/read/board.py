@@ -37,10 +37,21 @@ from pocha_site.jinja2 import draw
 
 @lru_cache(maxsize=8)
 def suit_mark(suit: Suit) -> SafeString:
-    """The suit's own picture from the deck's sprite (``games/_suit.html``), as the cards show it: the
-    board marks a trump suit with it, never with a French symbol.  Decorative: the suit's name is beside
-    it or in its element's label."""
-    return mark_safe(render_to_string("games/_suit.html", {"suit": suit.value}).strip())  # noqa: S308
+    """The suit's own picture from its deck's sprite (``games/_suit.html``), as the cards show it: the
+    board marks a trump suit with it, never with a typed symbol (the French suits with the French deck's
+    drawings).  Decorative: the suit's name is beside it or in its element's label."""
+    drawn = render_to_string("games/_suit.html", {"suit": suit.value, "fr": FRENCH_IDS.get(suit)})
+    return mark_safe(drawn.strip())  # noqa: S308
+
+
+#: The French suits as the French sprite (``static/img/francesa.svg``) and cards.css name them: spelt out,
+#: so that no class or symbol differs from a Spanish one only by case ("C" tréboles, "c" copas).
+FRENCH_IDS: dict[Suit, str] = {
+    Suit.PICAS: "picas",
+    Suit.CORAZONES: "corazones",
+    Suit.DIAMANTES: "diamantes",
+    Suit.TREBOLES: "treboles",
+}
 
 
 def card_name(card: Card, language: str) -> str:
@@ -60,6 +71,9 @@ def card_ctx(card: Card, language: str) -> dict[str, Any]:
         "suit": card.suit.value,
         "name": card_name(card, language),
     }
+    if card.is_french:  # the index's text (2..10, J, Q, K, A), and the suit for the French sprite
+        ctx["rank"] = str(card)[: -len(card.suit.value)]
+        ctx["fr"] = FRENCH_IDS[card.suit]
     ctx["face"] = card_face(ctx)
     return ctx
 
@@ -68,8 +82,8 @@ _faces: dict[str, SafeString] = {}
 
 
 def card_face(card: dict[str, Any]) -> SafeString:
-    """The card's picture (``games/_card.html``), drawn once per card and process: the same 40 pictures
-    are on every board, and drawing them each time would be much of a board's drawing."""
+    """The card's picture (``games/_card.html``), drawn once per card and process: the same 40 (or 52
+    French) pictures are on every board, and drawing them each time would be much of a board's drawing."""
     face = _faces.get(card["code"])
     if face is None:
         face = _faces[card["code"]] = mark_safe(render_to_string("games/_card.html", {"card": card}).strip())  # noqa: S308
