@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import ops, views
+from . import ops, rules_pages, views
 
 app_name = "games"
 
@@ -19,5 +19,6 @@ urlpatterns = [
     path("mesa/<id:table_id>/repeticion/", views.replay, name="replay"),
     path("jugador/<name:name>/", views.player_profile, name="player"),
     path("reglas/", views.rules, name="rules"),
+    path("reglas/<key:preset>/", rules_pages.rules_preset, name="rules_preset"),
     path("servidor/eventos.json", ops.hub_stats, name="hub_stats"),
 ]
