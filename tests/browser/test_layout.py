@@ -488,3 +488,9 @@ def walk_the_other_pages(page: Any, size: str, final_id: int, name: str) -> None
     page.locator("#chips").click()  # the header's chip count opens the wallet
     expect(page.locator("#wallet-balance")).to_be_visible()
     check_layout(page, f"{size}: the wallet", table=1)
+
+    # the rules, and a page per house-rules preset (the bazas page draws a suit of the French deck)
+    for path in ("/reglas/", "/reglas/indias/", "/reglas/se-dobla/", "/reglas/bazas/"):
+        page.goto(path)
+        expect(page.locator("article.rules h1")).to_be_visible()
+        check_layout(page, f"{size}: the rules page {path}", table=1, heading=5)
