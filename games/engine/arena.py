@@ -51,6 +51,7 @@ class LevelPlayer:
     def __init__(self, level: str) -> None:
         self.level = parse_level(level)
         self.name = LEVEL_NAMES[self.level]
+        from . import search  # noqa: F401  (loaded now: importing it is no decision's time)
 
     def act(self, view: SeatView, rng: random.Random) -> tuple[Action | None, str]:
         return decide(view, self.level, rng=rng), ""
