@@ -32,7 +32,7 @@ from .actions import Action, Bid, ChooseTrump, Play
 from .bot import AUCTION_TRUMP_SHARE, BID_BIAS, SIDE_VALUE, TRUMP_VALUE
 from .cards import Card
 from .infer import CODE_SUIT, Sampler
-from .rules import auction_winner, points, trick_winner
+from .rules import auction_winner, points
 from .schedule import RoundPhase
 from .sim import CODE, Deck, Hand, LegalFn, beats, copy_hands, deck_of, legal, legal_for
 from .state import Phase
@@ -60,6 +60,10 @@ TRUMP_LEADER_WEIGHT = 0.3
 EXACT_BONUS = 8.0
 #: How far (in tricks) a player's bid strays from what its hand is worth, in the worlds' weights.
 BID_SIGMA = 0.7
+#: Indias: a player bids 1 when about this share of the cards it cannot see would take the trick (the fácil
+#: bot above a half, the searching bots a little below), give or take this much (a logistic's scale).
+INDIAS_SHARE = 0.47
+INDIAS_SLOPE = 0.07
 #: Exact search when every hand holds at most this many cards (by table size; 2 at seven and eight).
 EXACT_CARDS = {3: 3, 4: 2, 5: 2, 6: 2}
 
@@ -262,6 +266,32 @@ def exact(
             best_value, best_result = value, result
     assert best_result is not None
     return best_result
+
+
+def _takes(trick: Sequence[int], trump: int) -> int:
+    """The place in ``trick`` (codes in the order played) of the card that takes it."""
+    best, top = 0, trick[0]
+    for i in range(1, len(trick)):
+        if beats(trick[i], top, trump):
+            best, top = i, trick[i]
+    return best
+
+
+def _share_that_wins(trick: Sequence[int], place: int, cards: Sequence[int], trump: int) -> float:
+    """Indias: the share of ``cards`` that would take ``trick`` played at ``place`` (the rest as they are)."""
+    before = list(trick[:place])
+    after = trick[place + 1 :]
+    top = before[_takes(before, trump)] if before else -1
+    wins = 0
+    for y in cards:
+        if top >= 0 and not beats(y, top, trump):
+            continue
+        for c in after:
+            if beats(c, y, trump):
+                break
+        else:
+            wins += 1
+    return wins / len(cards) if cards else 0.0
 
 
 # -- decisions ------------------------------------------------------------------------------
@@ -541,21 +571,38 @@ class Search:
 
     def indias_bid(self) -> int:
         """An indias bid: every other card is seen and the play is forced, so the seat's own card decides
-        the trick.  Each card it may be (the deck less what is seen) is equally likely: the bid with the best
-        expected points (and exact bids) over them.  Nothing here looks at the seat's own card."""
+        the trick.  Each card it may be (the deck less what is seen) is weighed, and the bid with the best
+        expected points (and exact bids) over them is made.  Nothing here looks at the seat's own card.
+
+        The earlier bidders saw it, though: reading the bids (difícil), a card is weighed by how likely it
+        makes each earlier bid, its bidder bidding 1 when most of the cards it cannot see would take the
+        trick (``INDIAS_SHARE``, give or take ``INDIAS_SLOPE``)."""
         view = self.view
         assert view.trump_suit is not None
+        trump = CODE_SUIT[view.trump_suit.value]
         options = [a.amount for a in view.legal if isinstance(a, Bid)]
-        seen = {p.seat: p.card for p in view.seen}
-        position = view.order.index(self.me)
+        seen = {p.seat: CODE[p.card] for p in view.seen}
+        order = view.order
+        position = order.index(self.me)
         # the cards this seat's own may be: the sampler's unseen ones (the deck less every card in view)
-        possible = [self.deck.cards[c] for c in self.sampler.unseen]
+        possible = list(self.sampler.unseen)
+        earlier = [(k, b) for k, s in enumerate(order[:position]) if (b := view.bids[s]) is not None]
+        if not self.bidders:
+            earlier = []
         totals = [0.0] * len(options)
-        for card in possible:
-            trick = [card if s == self.me else seen[s] for s in view.order]
-            won = 1 if trick_winner(trick, view.trump_suit) == position else 0
+        for x in possible:
+            table = [x if s == self.me else seen[s] for s in order]
+            weight = 1.0
+            for k, b in earlier:
+                # the bidder at place k sees every card but its own, which may be any of these
+                theirs = [y for y in possible if y != x]
+                theirs.append(table[k])
+                share = _share_that_wins(table, k, theirs, trump)
+                likely = 1.0 / (1.0 + math.exp(-(share - INDIAS_SHARE) / INDIAS_SLOPE))
+                weight *= likely if b >= 1 else 1.0 - likely
+            won = 1 if _takes(table, trump) == position else 0
             for i, b in enumerate(options):
-                totals[i] += points(b, won) + EXACT_BONUS * (won == b)
+                totals[i] += weight * (points(b, won) + EXACT_BONUS * (won == b))
         return options[max(range(len(options)), key=lambda i: (totals[i], -i))]
 
     # -- choosing trump ---------------------------------------------------------------------

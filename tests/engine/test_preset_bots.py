@@ -328,6 +328,27 @@ def test_an_indias_bid_comes_from_the_cards_seen_never_the_seats_own(others: dic
             assert bid == Bid(1 if share > 0.5 else 0)
 
 
+def test_an_indias_bid_reads_what_the_earlier_bids_say_of_the_seats_own_card() -> None:
+    # Three seats, trump oros (the 7 turned).  The first to bid and lead holds the ace of espadas, the last the
+    # king of espadas; the second cannot see its own card, which takes the trick only if it is an oro.  The first
+    # bidder sees it: bidding 0 with the ace of espadas led says it sees a trump; bidding 1, that it does not.
+    for own in ("3o", "4o", "6b", "12c", "5e"):
+        for first_bid, expected in ((0, 1), (1, 0)):
+            game = before_the_indias_rounds().copy()
+            dealer = (game.first_dealer + game.number) % 3
+            order = [(dealer + i) % 3 for i in (1, 2, 3)]
+            hands = [[] for _ in range(3)]  # type: list[list[Card]]
+            for seat, card in zip(order, ("1e", own, "12e")):
+                hands[seat] = cards(card)
+            game.deal(hands, Card.parse("7o"))
+            game.apply(Bid(first_bid))
+            view = seat_view(game, order[1], reasons=False)
+            assert view.hand == () and view.hidden == 1
+            # difícil reads the bid (whichever card it holds); normal reads no bid: most of its cards lose
+            assert decide(view, DIFICIL, rng=random.Random(1), worlds=2) == Bid(expected), (own, first_bid)
+            assert decide(view, NORMAL, rng=random.Random(1), worlds=2) == Bid(0)
+
+
 # -- subastados ------------------------------------------------------------------------------------------------
 
 
