@@ -1,7 +1,8 @@
 """The bot levels: fácil, normal and difícil, each a strategy over a seat's view (``SeatView``).
 
 A bot never sees the game state, only what its seat may know; ``decide`` is the one entry point
-the server, the arena and the bot protocol use.
+the server, the arena and the bot protocol use.  Every level plays every preset (``view.rules``); an
+indias card is no decision (``view.plays_hidden``: no legal action names it), so it is not asked for.
 """
 
 from __future__ import annotations
