@@ -40,6 +40,13 @@ SCHEDULE_LABELS = {
     "una-mas": _("una más"),
     "escalera": _("escalera"),
 }
+#: The kinds of round the house rules add, as players read them (a normal round has no name of its own).
+ROUND_KIND_LABELS = {
+    "indias": _("indias"),
+    "subastados": _("subastados"),
+    "oros": _("oros"),
+    "desempate": _("desempate"),
+}
 #: The longest rules key (``rules_key``): «se-dobla:sencillas:frente».
 RULES_KEY_LENGTH = 32
 
@@ -69,6 +76,18 @@ _RULES_BY_KEY: dict[str, Rules] = {
         *(Rules.of("se-dobla", schedule=name, forehead=f) for name in SCHEDULES for f in (False, True)),
     )
 }
+
+
+def rules_name(rules: Rules) -> str:
+    """The rules as players read them, in the active language: «Se dobla · dobles · en la frente»."""
+    parts = [str(PRESET_LABELS[rules.preset])]
+    if rules.preset == "se-dobla":
+        parts.append(str(SCHEDULE_LABELS[rules.schedule_name]))
+        if rules.forehead:
+            parts.append(gettext("en la frente"))
+    return " · ".join(parts)
+
+
 #: Every rules key a table may have (the check constraint's list).
 RULES_KEYS = tuple(_RULES_BY_KEY)
 
@@ -178,6 +197,10 @@ class Table(models.Model):
     def game_rules(self) -> Rules:
         """The engine's rules for this table."""
         return rules_of(self.rules)
+
+    def rules_name(self) -> str:
+        """The table's rules as players read them (``rules_name``), in the active language."""
+        return rules_name(self.game_rules)
 
 
 class Seat(models.Model):

@@ -140,6 +140,14 @@ def test_indias_cards_are_played_by_nobody_and_the_blind_bids_are_logged() -> No
     assert moves[:9] == [bid] * 4 + [trump] + [bid] * 4 and set(moves[9:]) == {play}
     entry = history.record(table)["rounds"][subastados - 1]  # type: ignore[index]
     assert entry["kind"] == "subastados" and len(entry["blind_bids"]) == 4 and entry["trump_suit"]
+    # the replay and the download, as the page's people get them
+    client = Client()
+    client.force_login(ana)
+    page = client.get(f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert f"Ronda {subastados} de " in page and "subastados" in page
+    assert "a ciegas: " + ", ".join(str(b) for b in entry["blind_bids"]) in page
+    download = client.get(f"/mesa/{table.pk}/partida.json")
+    assert download.status_code == 200 and download.json()["format"] == "pocha-record/2"
 
 
 def test_jugar_ya_only_matches_tables_of_the_same_rules_and_remembers_them() -> None:

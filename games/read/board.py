@@ -23,9 +23,11 @@ from django.utils.translation import gettext_noop, ngettext, override
 
 from accounts import ledger
 from games.engine import Bid, Card, ChooseTrump, GameState, Phase, Play, SeatView, Suit, seat_view
-from games.engine.cards import SUITS
+from games.engine.cards import FRENCH_SUITS, SUITS
+from games.engine.presets import Rules
+from games.engine.schedule import RoundKind
 from games.engine.state import RoundResult
-from games.models import BOT_LEVEL_LABELS, Seat, Table
+from games.models import BOT_LEVEL_LABELS, ROUND_KIND_LABELS, Seat, Table, rules_name
 from games.read import seats as seat_fragments
 from games.read import talk
 from games.read.rematch import rematch_context
@@ -187,6 +189,7 @@ def _table_context(
         # every bot at the table plays at this level («bot · difícil» on its seat)
         "bot_level": table.bot_level,
         "bot_level_name": bot_level_name(table.bot_level, lang),
+        "house_rules": house_rules(table.game_rules, lang),
         "code": table.code if table.status == Table.Status.WAITING and my_seat is not None else None,
         "i_left": my_seat is not None and my_seat.left,
         "table_texts": table_texts,  # a callable: only the page (not each push) asks for it
@@ -302,10 +305,13 @@ def _game_context(
     results = _results(view, name, lang, scores, every_result)
     return {
         "n": view.players,
+        **_round_kind(view, name),
         "bids_line": _bids_line(view),
         **felt,
-        "hand_count": len(hand),
-        "players": _players(view, by_pos, name),
+        "hand_count": len(hand) + view.hidden,
+        # indias: the viewer's own card, face down (never named to them until it is played)
+        "hidden_cards": view.hidden,
+        "players": _players(view, by_pos, name, lang),
         "hand": hand,
         "bid_options": _bid_options(view, legal),
         "trump_options": _trump_options(view, legal, lang),
@@ -342,9 +348,41 @@ def _game_context(
 Namer = Callable[[int | None], str]
 
 
-def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer) -> list[dict[str, Any]]:
+def house_rules(rules: Rules, lang: str) -> dict[str, Any]:
+    """The table's rules as its page names them (``games.models.rules_name``), and the preset's page."""
+    with override(lang):
+        return {"preset": rules.preset, "name": rules_name(rules), "clasica": rules.is_clasica}
+
+
+def _round_kind(view: SeatView, name: Namer) -> dict[str, Any]:
+    """What a round of the house rules adds to the board: its kind's name, the tie-break's number, the
+    subastados' blind bids (and whether they are being made), se dobla's ×2, an indias card to be played."""
+    kind = view.kind
+    blind = view.blind_bids
+    blind_line = ""
+    if blind is not None and any(b is not None for b in blind):
+        made = [f"{name(p)} {b}" for p, b in enumerate(blind) if b is not None]
+        blind_line = _("A ciegas: %(bids)s") % {"bids": ", ".join(made)}
+    schedule = len(view.rules.schedule(view.players)) if not view.rules.is_clasica else view.rounds
+    return {
+        "kind": kind.value,
+        "kind_name": str(ROUND_KIND_LABELS.get(kind.value, "")),
+        "tie_break": view.number - schedule if kind is RoundKind.DESEMPATE else 0,
+        "blind_bidding": blind is not None and view.trump_suit is None and view.phase is Phase.BIDDING,
+        "blind_line": blind_line,
+        "doubles": view.number > 0 and view.rules.preset == "se-dobla" and view.cards >= 4,
+        "plays_hidden": view.plays_hidden,
+    }
+
+
+def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer, lang: str) -> list[dict[str, Any]]:
     """Each seat as the felt shows it (``games.read.seats.FIELDS``), placed from the viewer's side."""
     anchor = view.seat if view.seat is not None else 0
+    seen: dict[int, list[tuple[str, str, str]]] = {}
+    for p in view.seen:  # indias: the cards the viewer sees in front of the others
+        card = card_ctx(p.card, lang)
+        seen.setdefault(p.seat, []).append((card["code"], card["name"], str(card["face"])))
+    blind = view.blind_bids or ()
     return [
         {
             "position": p,
@@ -366,6 +404,10 @@ def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer) -> list[dict[
             # the viewer's own seat is never shown offline to them: they are here, looking (the page's first
             # board is drawn before its socket is counted)
             "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0 and view.seat != p,
+            "seen": tuple(seen.get(p, ())),
+            # indias: the viewer's own card is in front of them too, face down
+            "hidden": view.hidden if view.seat == p else 0,
+            "blind_bid": blind[p] if p < len(blind) else None,
         }
         for p in range(view.players)
     ]
@@ -409,7 +451,9 @@ def _trump_options(view: SeatView, legal: set[Any], lang: str) -> list[dict[str,
     if view.phase is not Phase.CHOOSING_TRUMP or not view.my_turn:
         return []
     return [
-        {"code": s.value, "name": suit_name(s, lang), "mark": suit_mark(s)} for s in SUITS if ChooseTrump(s) in legal
+        {"code": s.value, "name": suit_name(s, lang), "mark": suit_mark(s)}
+        for s in (FRENCH_SUITS if view.rules.preset == "bazas" else SUITS)
+        if ChooseTrump(s) in legal
     ]
 
 

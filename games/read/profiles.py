@@ -25,7 +25,7 @@ from django.utils.translation import ngettext
 from games.engine import Card, ChooseTrump, GameState, Suit, sort_hand
 from games.engine.cards import SUITS
 from games.engine.presets import CLASICA, Rules
-from games.models import Seat, Table
+from games.models import ROUND_KIND_LABELS, Seat, Table
 from games.read.board import FORFEIT_TAGS, card_ctx, suit_mark, suit_name
 from games.table import access
 from leaderboard.models import PeriodScore
@@ -287,6 +287,13 @@ def replay_context(
     # in the board's display order (by suit, strongest first): the script sorts each hand by it
     cards = [card_ctx(card, language) for card in sort_hand(Card.parse(code) for code in codes)]
     for r in rounds:
+        if r["kind"] in ROUND_KIND_LABELS:  # a round the house rules add: named by its kind
+            r["title"] = ngettext(
+                "Ronda %(n)s de %(total)s · %(kind)s · %(cards)s carta",
+                "Ronda %(n)s de %(total)s · %(kind)s · %(cards)s cartas",
+                r["cards"],
+            ) % {"n": r["number"], "total": total_rounds, "kind": ROUND_KIND_LABELS[r["kind"]], "cards": r["cards"]}
+            continue
         r["title"] = ngettext(
             "Ronda %(n)s de %(total)s · %(phase)s · %(cards)s carta",
             "Ronda %(n)s de %(total)s · %(phase)s · %(cards)s cartas",
@@ -299,9 +306,10 @@ def replay_context(
         summary.append(
             {
                 "number": r["number"],
-                "phase": phase_names[r["phase"]],
+                "phase": str(ROUND_KIND_LABELS.get(r["kind"], phase_names[r["phase"]])),
                 "cards": r["cards"],
                 "multiplier": r["multiplier"],
+                "blind_bids": r["blind_bids"],
                 "trump_card": trump_card,
                 "trump": {"code": suit.value, "name": suit_name(suit, language), "mark": suit_mark(suit)},
                 "auction_winner": names[r["auction_winner"]] if r["auction_winner"] is not None else None,

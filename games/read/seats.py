@@ -37,6 +37,9 @@ FIELDS = (
     "bid",
     "tricks",
     "total",
+    "seen",
+    "hidden",
+    "blind_bid",
     "clock",
 )
 
