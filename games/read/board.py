@@ -378,10 +378,6 @@ def _round_kind(view: SeatView, name: Namer) -> dict[str, Any]:
 def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer, lang: str) -> list[dict[str, Any]]:
     """Each seat as the felt shows it (``games.read.seats.FIELDS``), placed from the viewer's side."""
     anchor = view.seat if view.seat is not None else 0
-    seen: dict[int, list[tuple[str, str, str]]] = {}
-    for p in view.seen:  # indias: the cards the viewer sees in front of the others
-        card = card_ctx(p.card, lang)
-        seen.setdefault(p.seat, []).append((card["code"], card["name"], str(card["face"])))
     blind = view.blind_bids or ()
     return [
         {
@@ -404,9 +400,6 @@ def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer, lang: str) ->
             # the viewer's own seat is never shown offline to them: they are here, looking (the page's first
             # board is drawn before its socket is counted)
             "offline": p in by_pos and not by_pos[p].is_bot and by_pos[p].sockets == 0 and view.seat != p,
-            "seen": tuple(seen.get(p, ())),
-            # indias: the viewer's own card is in front of them too, face down
-            "hidden": view.hidden if view.seat == p else 0,
             "blind_bid": blind[p] if p < len(blind) else None,
         }
         for p in range(view.players)
@@ -469,12 +462,27 @@ def _felt(view: SeatView, name: Namer, lang: str) -> dict[str, Any]:
     anchor = view.seat if view.seat is not None else 0
     trick_done = not trick and bool(last_trick) and view.phase in (Phase.PLAYING, Phase.ROUND_OVER, Phase.GAME_OVER)
     played_tricks = sum(view.tricks)
+    felt_cards = [
+        {**t, "slot": (t["seat"] - anchor) % view.players, "won": bool(trick_done and t.get("won"))}
+        for t in (last_trick if trick_done else trick)
+    ]
+    if not trick_done:  # indias: the cards not played yet, in front of their seats (the viewer's own face down)
+        felt_cards += [
+            {
+                "seat": p.seat,
+                "name": name(p.seat),
+                "card": card_ctx(p.card, lang),
+                "seen": True,
+                "won": False,
+                "slot": (p.seat - anchor) % view.players,
+            }
+            for p in view.seen
+        ]
+        if view.hidden and view.seat is not None:
+            felt_cards.append({"seat": view.seat, "name": name(view.seat), "back": True, "won": False, "slot": 0})
     return {
         "trick_done": trick_done,
-        "felt_cards": [
-            {**t, "slot": (t["seat"] - anchor) % view.players, "won": bool(trick_done and t.get("won"))}
-            for t in (last_trick if trick_done else trick)
-        ],
+        "felt_cards": felt_cards,
         "trick_key": f"{view.number}-{played_tricks}",
         "trick_last": trick_done and played_tricks == view.cards,
         "trick": trick,

@@ -37,8 +37,6 @@ FIELDS = (
     "bid",
     "tricks",
     "total",
-    "seen",
-    "hidden",
     "blind_bid",
     "clock",
 )

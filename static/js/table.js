@@ -129,7 +129,10 @@
   // What the felt showed before a new board: where each card on it was.
   function snapshot() {
     var cards = {};
-    document.querySelectorAll("#felt .trick .played").forEach(function (li) { cards[li.dataset.card] = true; });
+    // (an indias card shown unplayed in front of its seat is "seen": played later, it does not slide in)
+    document.querySelectorAll("#felt .trick .played").forEach(function (li) {
+      cards[li.dataset.card] = li.classList.contains("seen") ? "seen" : true;
+    });
     return { cards: cards };
   }
 
@@ -146,11 +149,11 @@
     var names = {};
     document.querySelectorAll("#felt .seat").forEach(function (s) { names[s.dataset.seat] = s.dataset.name || ""; });
     // Cards new on the felt slide in from their player's seat.
-    document.querySelectorAll("#felt .trick .played").forEach(function (li) {
-      if (before.cards[li.dataset.card]) return;
+    document.querySelectorAll("#felt .trick .played:not(.seen)").forEach(function (li) {
+      if (before.cards[li.dataset.card] === true) return;
       var label = li.querySelector("[aria-label]");
       var from = seatCentre(li.dataset.seat);
-      var slides = !!from && !reducedMotion && !!li.animate;
+      var slides = !!from && !reducedMotion && !!li.animate && before.cards[li.dataset.card] !== "seen";
       emit("card", { seat: li.dataset.seat, card: li.dataset.card, animated: slides });
       if (!felt.dataset.trickDone) announce((names[li.dataset.seat] || "") + " " + (texts.plays || "") + " " + (label ? label.getAttribute("aria-label") : ""));
       if (!slides) return;
