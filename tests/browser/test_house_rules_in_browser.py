@@ -168,11 +168,11 @@ def test_se_dobla_at_three_on_a_phone_shows_all_thirteen_cards(phone: Player) ->
     play(page, lambda p: p.locator("#hand button.card").count() == 13, 600)
     assert round_number(page) == 13
     # every card in one view: the hand in one row inside the screen's width, none scrolled away, and the whole
-    # hand on the screen at once (scrolled to it, as the page does for a player's turn)
-    page.locator("#hand").scroll_into_view_if_needed()
+    # hand on the screen at once once scrolled to (measured in the same step, the board may be redrawn any time)
     boxes = page.evaluate(
-        "() => Array.from(document.querySelectorAll('#hand button.card')).map((b) => {"
-        " const r = b.getBoundingClientRect(); return {x: r.left, y: r.top, width: r.width, height: r.height}; })"
+        "() => { document.getElementById('hand').scrollIntoView({block: 'end'});"
+        " return Array.from(document.querySelectorAll('#hand button.card')).map((b) => {"
+        " const r = b.getBoundingClientRect(); return {x: r.left, y: r.top, width: r.width, height: r.height}; }); }"
     )
     assert len(boxes) == 13
     for box in boxes:

@@ -493,7 +493,7 @@ def test_a_bad_table_size_creates_nothing(client: Client, player: Any, url: str,
     client.force_login(player)
     response = client.post(url, {"size": size}, follow=True)
     assert response.redirect_chain and response.redirect_chain[-1][0] == "/"
-    assert "Una mesa es de 3 a 6 jugadores." in response.content.decode()
+    assert "Con las reglas «Clásica» una mesa es de 3 a 6 jugadores." in response.content.decode()
     assert db_counts() == {"tables": 0, "seats": 0, "rounds": 0, "moves": 0}
 
 

@@ -360,7 +360,9 @@ def test_quick_play_matches_size_and_stake_and_remembers_the_choice() -> None:
     home = client_a.get("/").content.decode()
     assert re.search(r'name="size" value="3" checked', home) and re.search(r'name="stake" value="500" checked', home)
     lobby = browser(person("mira")).get("/mesas/abiertas/").content.decode()
-    assert re.search(rf"Mesa {table.pk}: 2 de 3\s*· apuesta 500, bote 1.000", lobby), lobby
+    assert re.search(
+        rf"Mesa {table.pk}: 2 de 3\s*· <span class=\"rules-name\">Clásica</span>\s*· apuesta 500, bote 1.000", lobby
+    ), lobby
 
 
 @pytest.mark.django_db(transaction=True)
