@@ -266,7 +266,7 @@ class Game:
             self.pages.append(Payload(f"{tab.user.username} page", seat, "page", board_seq(text), text))
 
 
-async def play_whole_game(game: Game, humans: list[Tab], activity: asyncio.Event) -> None:
+async def play_whole_game(game: Game, humans: list[Tab], activity: asyncio.Event, seconds: float = 90) -> None:
     """Each person plays an offered move whenever their board offers one, until the final ranking.
 
     On the way: stale frames, moves out of turn and illegal cards (error frames), pages fetched
@@ -274,7 +274,7 @@ async def play_whole_game(game: Game, humans: list[Tab], activity: asyncio.Event
     """
     moved_at: dict[Tab, set[int]] = {tab: set() for tab in humans}
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 90
+    deadline = loop.time() + seconds
     while not all(tab.over for tab in humans):
         activity.clear()
         for tab in humans:

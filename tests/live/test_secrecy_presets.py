@@ -138,34 +138,6 @@ def preset_table(rules: str, size: int, humans: int, prefix: str) -> tuple[int, 
     return table.pk, users
 
 
-async def play_it_all(game: Game, humans: list[Tab], activity: asyncio.Event, seconds: float) -> None:
-    """``test_secrecy.play_whole_game`` with the time a long game needs."""
-    moved_at: dict[Tab, set[int]] = {tab: set() for tab in humans}
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not all(tab.over for tab in humans):
-        activity.clear()
-        for tab in humans:
-            moves = tab.game_moves()
-            if not moves or tab.seq in moved_at[tab] or tab.over:
-                continue
-            moved_at[tab].add(tab.seq)
-            game.moves += 1
-            await base.inject_errors(game, humans, tab)
-            await tab.send(moves[game.moves % len(moves)])
-        if all(tab.over for tab in humans):
-            break
-        left = deadline - loop.time()
-        assert left > 0, "the game did not finish in time"
-        try:
-            async with asyncio.timeout(min(left, 20)):
-                await activity.wait()
-        except TimeoutError:
-            raise AssertionError(
-                "nothing happened for 20 s; boards:\n" + "\n".join(t.board[:1500] for t in humans)
-            ) from None
-
-
 async def secret_preset_game(rules: str, size: int, languages: list[str], log: CommitLog) -> dict[str, Any]:
     table_id, users = await database_sync_to_async(preset_table)(rules, size, len(languages), f"{rules[:6]}{size}-")
     activity = asyncio.Event()
@@ -179,7 +151,7 @@ async def secret_preset_game(rules: str, size: int, languages: list[str], log: C
     await game.fetch_pages()
     await settle(list(seats), table_id)
     await humans[0].send({"action": "start", "seq": humans[0].seq})
-    await play_it_all(game, humans, activity, 400)
+    await base.play_whole_game(game, humans, activity, seconds=400)  # a long game
     await game.fetch_pages()
 
     for tab in game.seats:
