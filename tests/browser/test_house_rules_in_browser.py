@@ -50,7 +50,9 @@ WATCH_HIDDEN = """
     const seen = window.__hidden[round] || (window.__hidden[round] = {codes: {}, texts: []});
     document.querySelectorAll('[data-card]').forEach((el) => { seen.codes[el.dataset.card] = 1; });
     document.querySelectorAll('[aria-label]').forEach((el) => { seen.codes[el.getAttribute('aria-label')] = 1; });
-    const text = document.body.textContent;
+    // the board's own text (not the screen reader's announcer, which still says the last round's plays)
+    const text = Array.from(document.querySelectorAll('#board-status, #felt, #controls, #hand'))
+      .map((el) => el.textContent).join('\\n');
     if (!seen.texts.includes(text)) seen.texts.push(text);
   };
   new MutationObserver(look).observe(document, {subtree: true, childList: true, attributes: true});
