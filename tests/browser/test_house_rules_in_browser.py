@@ -195,10 +195,11 @@ def test_se_dobla_at_three_on_a_phone_shows_all_thirteen_cards(phone: Player) ->
     if page.locator("#board-status .away-line button").count():  # (see one_move) the seat back first
         one_move(page, {"bid": 0, "trump": 0, "play": 0})
         expect(page.locator("#board-status .away-line")).to_have_count(0)
-    # every card in one view: the hand in one row inside the screen's width, none scrolled away, and the whole
-    # hand on the screen at once once scrolled to (measured in the same step, the board may be redrawn any time)
+    # every card in one view without scrolling: the hand in one row inside the screen's width and height as
+    # the page shows at the top, bidding with 13 cards (measured in one step, the board may be redrawn any time)
+    expect(page.locator("#controls button.bid")).to_have_count(14, timeout=30_000)
     boxes = page.evaluate(
-        "() => { document.getElementById('hand').scrollIntoView({block: 'end'});"
+        "() => { window.scrollTo(0, 0);"
         " return Array.from(document.querySelectorAll('#hand button.card')).map((b) => {"
         " const r = b.getBoundingClientRect(); return {x: r.left, y: r.top, width: r.width, height: r.height}; }); }"
     )

@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--tricks", type=int, default=0, help="then also play this many whole tricks of that round")
         parser.add_argument("--to-the-end", action="store_true", help="play the whole game")
         parser.add_argument("--bot-level", default=levels.NORMAL, help="fácil, normal (the default) or difícil")
+        parser.add_argument(
+            "--rules", default="clasica", help="the house rules' key (clasica, indias, se-dobla:sencillas…)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Every seat moves at once here; the live server's own pace applies from the moment it stops.
@@ -48,7 +51,13 @@ class Command(BaseCommand):
             user = User.objects.create_user(username=options["user"], password=options["password"])
         try:
             table = actions.do_create_table(
-                user, options["size"], public=True, quick=True, stake=options["stake"], bot_level=options["bot_level"]
+                user,
+                options["size"],
+                public=True,
+                quick=True,
+                stake=options["stake"],
+                bot_level=options["bot_level"],
+                rules=options["rules"],
             )
             actions.do_start(table.pk, user)
         except actions.ActionError as error:
