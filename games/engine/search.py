@@ -19,6 +19,10 @@ where *se dobla*).  An indias bid is the best bid over every card the seat's own
 are seen, and the play is forced).  In subastados the blind bid weighs choosing the trump oneself
 against leaving it to whoever else would win the auction; the winner's trump is the suit whose contract
 (everyone bidding again) scores best, multiplier included.
+
+Each decision's options are tried by an ``evaluate_*`` method (``Evaluation``): the bot keeps the best of its
+totals; asked to, the method also keeps what every option led to in every world (the tricks taken, the bids),
+which ``analysis`` scores in points alone to judge a finished game's decisions with the bot's own eyes.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import math
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from .actions import Action, Bid, ChooseTrump, Play
 from .bot import AUCTION_TRUMP_SHARE, BID_BIAS, SIDE_VALUE, TRUMP_VALUE
@@ -296,6 +302,27 @@ def _share_that_wins(trick: Sequence[int], place: int, cards: Sequence[int], tru
 
 # -- decisions ------------------------------------------------------------------------------
 
+OptionT = TypeVar("OptionT")  # an option: a card's code, a bid, a suit's code
+OutcomeT = TypeVar("OutcomeT")  # what an option led to in one world
+
+
+@dataclass(slots=True)
+class Evaluation(Generic[OptionT, OutcomeT]):
+    """One decision's options tried over the worlds drawn: ``totals``, the bot's weighted sums by option (the
+    bot picks the best), and, when kept (``keep``), the raw outcome of every option in every world, with the
+    world's weight, for whoever scores them otherwise (``analysis``).  ``bids``: the bids the outcomes were
+    played with, when every world and option shares them (a card played, a trump chosen)."""
+
+    options: list[OptionT]
+    totals: list[float]
+    bids: list[int] | None = None
+    weights: list[float] = field(default_factory=list)
+    outcomes: list[list[OutcomeT]] = field(default_factory=list)
+
+    def keep(self, weight: float, row: list[OutcomeT]) -> None:
+        self.weights.append(weight)
+        self.outcomes.append(row)
+
 
 class Search:
     """One decision's search state: the view, the worlds' sampler and the clock."""
@@ -405,6 +432,13 @@ class Search:
     # -- playing a card ---------------------------------------------------------------------
 
     def play(self) -> Card:
+        found = self.evaluate_play()
+        best = max(range(len(found.options)), key=lambda i: (found.totals[i], -i))
+        return self.deck.cards[found.options[best]]
+
+    def evaluate_play(self, keep: bool = False) -> Evaluation[int, Sequence[int]]:
+        """Every legal card (codes) played in every world drawn: the bot's totals (its utility, weighted) and,
+        with ``keep``, each world's weight and the tricks every seat ends the round with after each card."""
         view = self.view
         trump = CODE_SUIT[view.trump_suit.value] if view.trump_suit is not None else 0
         candidates = [CODE[a.card] for a in view.legal if isinstance(a, Play)]
@@ -414,8 +448,10 @@ class Search:
         use_exact = cards_left <= self.exact_cards
         legal_fn, ace, doubled_at = self.legal, self.ace, self.doubled_at
         totals = [0.0] * len(candidates)
+        found: Evaluation[int, Sequence[int]] = Evaluation(candidates, totals, bids)
         while self.more():
             world, weight = self.sample()
+            row: list[Sequence[int]] | None = [] if keep else None
             for i, c in enumerate(candidates):
                 hands = copy_hands(world)
                 won = list(view.tricks)
@@ -433,11 +469,16 @@ class Search:
                 if use_exact:
                     result = exact(hands, self.nxt, nxt_seat, now, trump, won, bids, self.size, legal_fn, doubled_at)
                     totals[i] += weight * self.utility(bids, result)
+                    if row is not None:
+                        row.append(result)
                 else:
                     playout(hands, self.nxt, nxt_seat, now, trump, won, bids, self.size, legal_fn, ace)
                     totals[i] += weight * self.utility(bids, won)
-        best = max(range(len(candidates)), key=lambda i: (totals[i], -i))
-        return self.deck.cards[candidates[best]]
+                    if row is not None:
+                        row.append(won)
+            if row is not None:
+                found.keep(weight, row)
+        return found
 
     # -- bidding ----------------------------------------------------------------------------
 
@@ -445,6 +486,16 @@ class Search:
         view = self.view
         if view.blind_bids is not None and view.trump_suit is None:
             return self.blind_bid()
+        found = self.evaluate_bid()
+        best = max(range(len(found.options)), key=lambda i: (found.totals[i], -i))
+        return found.options[best]
+
+    def evaluate_bid(self, keep: bool = False) -> Evaluation[int, tuple[list[int], list[int], int]]:
+        """Every legal bid (a normal round's, a subasta's or subastados' contract) in every world drawn, the
+        later bidders bidding what their drawn hands are worth: the bot's totals (its points, the auction's
+        multiplier and ``EXACT_BONUS`` included, weighted) and, with ``keep``, each world's weight and, for
+        each bid, everyone's bids, the tricks everyone takes and the trump (a subasta's: its winner's)."""
+        view = self.view
         auction = view.round_phase is RoundPhase.SUBASTA and view.blind_bids is None
         options = [a.amount for a in view.legal if isinstance(a, Bid)]
         cards = view.cards
@@ -456,8 +507,10 @@ class Search:
         fixed_trump = CODE_SUIT[view.trump_suit.value] if view.trump_suit is not None else -1
         legal_fn, ace = self.legal, self.ace
         totals = [0.0] * len(options)
+        found: Evaluation[int, tuple[list[int], list[int], int]] = Evaluation(options, totals)
         while self.more():
             world, weight = self.sample()
+            row: list[tuple[list[int], list[int], int]] | None = [] if keep else None
             for i, b in enumerate(options):
                 bids = [-1] * players
                 for s, x in zip(order[:my_pos], made):
@@ -485,8 +538,11 @@ class Search:
                 won = [0] * players
                 playout(hands, self.nxt, order[0], [], trump, won, bids, self.size, legal_fn, ace)
                 totals[i] += weight * (factor * self.utility(bids, won) + EXACT_BONUS * (won[self.me] == b))
-        best = max(range(len(options)), key=lambda i: (totals[i], -i))
-        return options[best]
+                if row is not None:
+                    row.append((bids, won, trump))
+            if row is not None:
+                found.keep(weight, row)
+        return found
 
     def _contract_bids(self, world: list[Hand], trump: int, mine: float | None = None) -> list[int]:
         """Subastados: the contract everyone bids in ``world`` knowing ``trump``, in order, the last bidder
@@ -555,19 +611,25 @@ class Search:
         earlier = [blind[s] or 0 for s in order[:my_pos]]
         if any(b >= high for b in earlier):
             return low  # an earlier seat already holds the auction
-        players, cards, ace = view.players, view.cards, self.ace
         values = self.contracts()
         if not values:
             return high
         choose = [sum(weight * row[suit] for _world, weight, row in values) for suit in range(4)]
-        mine = max(range(4), key=lambda s: (choose[s], -s))
+        mine = max(range(4), key=lambda s: (choose[s], -s))  # the trump this seat would choose
         leave = 0.0
         for world, weight, row in values:
-            later = [heuristic_bid(world[s], -1, players, cards, True, None, ace) for s in order[my_pos + 1 :]]
-            winner = auction_winner(order, earlier + [low] + later)
-            trump = mine if winner == self.me else best_trump(world[winner], players, cards, ace)
-            leave += weight * row[trump]
+            leave += weight * row[self.blind_trump(world, earlier, low, mine)]
         return high if choose[mine] >= leave else low
+
+    def blind_trump(self, world: list[Hand], earlier: Sequence[int], bid: int, mine: int) -> int:
+        """Subastados: the trump the contract is played with in ``world`` when this seat bids ``bid`` blind
+        after the ``earlier`` blind bids (in order), the later seats bidding what their hands are worth:
+        ``mine`` if this seat wins the auction, else the suit the winner's hand is best in."""
+        view = self.view
+        players, cards, ace, order = view.players, view.cards, self.ace, view.order
+        later = [heuristic_bid(world[s], -1, players, cards, True, None, ace) for s in order[len(earlier) + 1 :]]
+        winner = auction_winner(order, [*earlier, bid, *later])
+        return mine if winner == self.me else best_trump(world[winner], players, cards, ace)
 
     def indias_bid(self) -> int:
         """An indias bid: every other card is seen and the play is forced, so the seat's own card decides
@@ -577,6 +639,13 @@ class Search:
         The earlier bidders saw it, though: reading the bids (difícil), a card is weighed by how likely it
         makes each earlier bid, its bidder bidding 1 when most of the cards it cannot see would take the
         trick (``INDIAS_SHARE``, give or take ``INDIAS_SLOPE``)."""
+        found = self.evaluate_indias()
+        return found.options[max(range(len(found.options)), key=lambda i: (found.totals[i], -i))]
+
+    def evaluate_indias(self, keep: bool = False) -> Evaluation[int, int]:
+        """``indias_bid``'s look at every card the seat's own may be: the bot's totals for each legal bid and,
+        with ``keep``, each card's weight and the tricks (0 or 1) the seat takes with it, once per world
+        (the same for every bid)."""
         view = self.view
         assert view.trump_suit is not None
         trump = CODE_SUIT[view.trump_suit.value]
@@ -590,6 +659,7 @@ class Search:
         if not self.bidders:
             earlier = []
         totals = [0.0] * len(options)
+        found: Evaluation[int, int] = Evaluation(options, totals)
         for x in possible:
             table = [x if s == self.me else seen[s] for s in order]
             weight = 1.0
@@ -603,28 +673,46 @@ class Search:
             won = 1 if _takes(table, trump) == position else 0
             for i, b in enumerate(options):
                 totals[i] += weight * (points(b, won) + EXACT_BONUS * (won == b))
-        return options[max(range(len(options)), key=lambda i: (totals[i], -i))]
+            if keep:
+                found.keep(weight, [won] * len(options))
+        return found
 
     # -- choosing trump ---------------------------------------------------------------------
 
     def choose_trump(self) -> int:
         view = self.view
-        totals = [0.0] * 4
         if view.blind_bids is not None:  # subastados: the contract is bid after the choice
+            totals = [0.0] * 4
             for _world, weight, row in self.contracts(TRUMP_LEADER_WEIGHT):
                 for suit in range(4):
                     totals[suit] += weight * row[suit]
             return max(range(4), key=lambda s: (totals[s], -s))
+        found = self.evaluate_trump()
+        return max(range(4), key=lambda s: (found.totals[s], -s))
+
+    def evaluate_trump(self, keep: bool = False) -> Evaluation[int, list[int]]:
+        """A subasta's winner (Clásica's auction: the bids made) trying every suit (codes 0..3) in every world
+        drawn: the bot's totals (its points, the multiplier and ``TRUMP_LEADER_WEIGHT`` of the leader's
+        included, weighted) and, with ``keep``, each world's weight and the tricks everyone takes with each
+        trump.  (Subastados' choice is ``contracts``': everyone bids again.)"""
+        view = self.view
+        totals = [0.0] * 4
         bids = [b if b is not None else 0 for b in view.bids]
+        found: Evaluation[int, list[int]] = Evaluation([0, 1, 2, 3], totals, bids)
         legal_fn, ace = self.legal, self.ace
         while self.more():
             world, weight = self.sample()
+            row: list[list[int]] | None = [] if keep else None
             for suit in range(4):
                 hands = copy_hands(world)
                 won = [0] * view.players
                 playout(hands, self.nxt, view.order[0], [], suit, won, bids, self.size, legal_fn, ace)
                 totals[suit] += weight * self.factor(suit) * self.utility(bids, won, TRUMP_LEADER_WEIGHT)
-        return max(range(4), key=lambda s: (totals[s], -s))
+                if row is not None:
+                    row.append(won)
+            if row is not None:
+                found.keep(weight, row)
+        return found
 
 
 def search_action(
