@@ -96,6 +96,7 @@ bench: venv
 	$(BIN)/python -m games.engine rollouts --players 4 --cards 8 --seconds 3
 	$(BIN)/python -m games.engine bench
 	$(BIN)/python -m games.engine arena --a difícil --b fácil --players 4 --deals $(ARENA_DEALS) --seed 1 --jobs 2
+	$(BIN)/python -m games.engine analyse --players 4 --seed 1
 
 # The rankings page at scale: 100,000 players and 2 million ledger entries.  Needs PostgreSQL (not part
 # of `bench`): the data goes in a database of its own, created and filled on the first run (~2 minutes)

@@ -7,6 +7,8 @@
 ``rollouts``        simulation speed: random 4-player 8-card hands a second.
 ``bot``             a bot over the pocha-bot/1 protocol (``shared/BOT-PROTOCOL.md``).
 ``arena``           two bots over the same deals, duplicate format (``--rules``: a preset, or all).
+``analyse``         a whole game's analysis (``analysis.py``) on one process: per-round and total time, the
+                    decisions, the marks and a hash of the result (equal for two runs of one seed).
 """
 
 from __future__ import annotations
@@ -101,6 +103,58 @@ def cmd_bench(games: int, seed: int) -> int:
     return run_bench(games, seed)
 
 
+def cmd_analyse(players: int, seed: int, worlds: int | None, record_file: str | None, rules_name: str | None) -> int:
+    """Self-play a game among fácil bots (``--rules``: a preset; or load ``--record``) and analyse it whole."""
+    import hashlib
+
+    from .analysis import DEFAULT_WORLDS, analyse_round, rounds_in, summary
+    from .bot import default_action
+    from .presets import Rules
+    from .state import GameState, Phase
+
+    if record_file is not None:
+        with open(record_file, encoding="utf-8") as handle:
+            record = json.load(handle)
+    else:
+        rules = Rules.of(rules_name) if rules_name else Rules()
+        game = GameState.new(players, seed=seed, rules=rules)
+        while not game.is_over:
+            if game.phase is Phase.ROUND_OVER:
+                game.deal()
+            else:
+                game.apply(default_action(game))
+        record = export_record(game)
+    worlds = DEFAULT_WORLDS if worlds is None else worlds
+    total_rounds = rounds_in(record)
+    print(f"analyse: {len(record['players'])} seats, {total_rounds} rounds, {worlds} worlds a decision, seed {seed}")
+    started = time.perf_counter()
+    rounds = []
+    for number in range(1, total_rounds + 1):
+        at = time.perf_counter()
+        analysed = analyse_round(record, number, seed=seed, worlds=worlds)
+        rounds.append(analysed)
+        made = sum(1 for d in analysed.decisions if not d.forced)
+        print(
+            f"  round {number:2}: {time.perf_counter() - at:6.2f} s  {len(analysed.decisions):3} decisions ({made} chosen)"
+        )
+    elapsed = time.perf_counter() - started
+    decisions = [d for r in rounds for d in r.decisions]
+    chosen = [d for d in decisions if not d.forced]
+    marks = {name: sum(1 for d in decisions if d.mark == name) for name in ("imprecision", "error", "blunder")}
+    digest = hashlib.sha256(
+        json.dumps([r.as_json() for r in rounds], sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    print(
+        f"total: {elapsed:.2f} s  decisions: {len(decisions)} ({len(chosen)} chosen, {len(decisions) - len(chosen)} forced)"
+    )
+    print(f"ms per chosen decision: {1000 * elapsed / max(1, len(chosen)):.1f}")
+    print("marks: " + ", ".join(f"{name} {n}" for name, n in marks.items()))
+    for seat in summary(rounds, len(record["players"]))["seats"]:
+        print(f"  seat {seat['seat']}: accuracy {seat['accuracy']}%, loss {seat['loss']}, marks {seat['marks']}")
+    print(f"hash: {digest[:16]}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m games.engine", description="La Pocha rules engine")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -137,6 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--schedule", default="sencillas", help="se-dobla's rounds: sencillas, dobles, una-mas, escalera"
     )
     p_arena.add_argument("--forehead", action="store_true", help="se-dobla: one-card rounds played as indias")
+    p_analyse = sub.add_parser("analyse", help="a whole game's analysis on one process: time, marks, a hash")
+    p_analyse.add_argument("--players", type=int, default=4, choices=range(3, 9), metavar="{3..8}")
+    p_analyse.add_argument("--seed", type=int, default=1, help="the self-played game's deal and the analysis")
+    p_analyse.add_argument("--worlds", type=int, default=None, help="worlds a decision (default: DEFAULT_WORLDS)")
+    p_analyse.add_argument("--record", default=None, help="analyse this record file instead of a self-played game")
+    p_analyse.add_argument("--rules", default=None, help="the self-played game's preset (default clasica)")
     args = parser.parse_args(argv)
     if args.command == "rollouts":
         from .sim import cmd_rollouts
@@ -152,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_arena(
             args.a, args.b, args.players, args.deals, args.seed, args.jobs, args.rules, args.schedule, args.forehead
         )
+    if args.command == "analyse":
+        return cmd_analyse(args.players, args.seed, args.worlds, args.record, args.rules)
     if args.command == "replay":
         return cmd_replay(args.files)
     if args.command == "selfplay":

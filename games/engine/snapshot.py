@@ -51,6 +51,8 @@ def dump(game: GameState, *, history: bool = True) -> dict[str, Any]:
         extra["rules"] = game.rules.as_json()
         extra["tie_breaks"] = len(game.schedule) - len(game.rules.schedule(game.players))
         extra["blind_bids"] = game.blind_bids
+    if game.practice_round is not None:  # (a whole game's snapshot is as it always was)
+        extra["practice_round"] = game.practice_round
     return {
         "v": VERSION,
         **extra,
@@ -93,6 +95,9 @@ def load(data: dict[str, Any]) -> GameState:
     players = data["names"] if "names" in data else int(data["players"])
     rules = Rules.from_json(data["rules"]) if "rules" in data else Rules()
     game = GameState(players if isinstance(players, int) else list(players), int(data["first_dealer"]), rules=rules)
+    practice = data.get("practice_round")
+    if practice is not None:
+        game.practice_round = int(practice)
     tie_breaks = int(data.get("tie_breaks", 0))
     if tie_breaks:
         base = len(game.schedule)

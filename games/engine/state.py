@@ -188,6 +188,8 @@ class GameState:
         self.log: list[RoundLog] = []
         self.turn: int | None = None
         self._next: dict[int, int] = {}
+        #: a practice game (``practice``): the one round of the schedule it plays; None for a whole game
+        self.practice_round: int | None = None
 
     # -- construction ------------------------------------------------------------------
 
@@ -203,6 +205,20 @@ class GameState:
             first_dealer = rng.randrange(count)
         game = cls(players, first_dealer, seed=rng.getrandbits(64), rules=rules)
         game.deal()
+        return game
+
+    @classmethod
+    def practice(cls, rules: Rules, names: Sequence[str], first_dealer: int, number: int) -> GameState:
+        """A game of one round: round ``number`` of the schedule of a game of ``names`` under ``rules`` whose
+        first dealer was ``first_dealer`` (the same kind, cards and dealer), to be dealt by ``deal`` (its
+        hands and trump card checked as usual), and over after it (no tie-break); totals start at 0.
+        The rounds before it are not played: ``number`` and ``schedule`` stay the game's, and
+        ``practice_round`` says which round it is.  A tie-break round cannot be practised."""
+        game = cls(names, first_dealer, rules=rules)
+        rounds = len(game.schedule)
+        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= rounds:
+            raise ValueError(f"a game of {game.players} has rounds 1 to {rounds}, not {number!r}")
+        game.practice_round = number
         return game
 
     def copy(self) -> GameState:
@@ -226,6 +242,7 @@ class GameState:
             "last_trick_winner",
             "turn",
             "_next",
+            "practice_round",
         ):
             setattr(other, name, getattr(self, name))
         other._rng = None
@@ -258,6 +275,8 @@ class GameState:
 
     @property
     def next_spec(self) -> RoundSpec | None:
+        if self.practice_round is not None:  # its one round, until it is dealt
+            return self.schedule[self.practice_round - 1] if self.number == 0 else None
         return self.schedule[self.number] if self.number < len(self.schedule) else None
 
     def deal(
@@ -562,6 +581,9 @@ class GameState:
             )
         )
         self.turn = None
+        if self.practice_round is not None:  # a practice game ends with its round
+            self.phase = Phase.GAME_OVER
+            return
         if spec.number == len(self.schedule) and not self.rules.is_clasica and self._tie_break_due():
             self.schedule = (*self.schedule, self.rules.tie_break(self.players, spec.number + 1))
         self.phase = Phase.GAME_OVER if spec.number == len(self.schedule) else Phase.ROUND_OVER
