@@ -55,7 +55,9 @@ def claim() -> Table | None:
             return None
         pk, before = row
         mark = {"working": timezone.now().isoformat()}
-        won = Table.objects.filter(pk=pk, practice_baseline=before).update(practice_baseline=mark)
+        # (a JSON field's None in a filter means JSON's null, not a missing value: ask for that explicitly)
+        same = Q(practice_baseline__isnull=True) if before is None else Q(practice_baseline=before)
+        won = Table.objects.filter(same, pk=pk).update(practice_baseline=mark)
         if won:
             return Table.objects.get(pk=pk)
     return None
