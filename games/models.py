@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -159,6 +160,23 @@ class Table(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rematch", verbose_name=_("revancha de")
     )
 
+    #: «Juega esta mano»: a free table replaying one round of a finished game (``practice_of``, round
+    #: ``practice_round``) with its deal, for the person in seat ``practice_seat``, against bots.  It counts
+    #: for nothing: no chips, no rankings, not in the profiles.
+    practice_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="practices",
+        verbose_name=_("práctica de"),
+    )
+    practice_round = models.PositiveSmallIntegerField(_("ronda practicada"), null=True, blank=True)
+    practice_seat = models.PositiveSmallIntegerField(_("asiento practicado"), null=True, blank=True)
+    #: What difícil made of that seat on the same deal (the others bots of the table's level): its bid, its
+    #: tricks and its points, worked out by the worker once the table is made (None until then).
+    practice_baseline = models.JSONField(_("resultado de difícil"), null=True, blank=True)
+
     #: Set when the table is cancelled (blank for a table that never was, or was cancelled before it was kept).
     cancel_reason = models.CharField(
         _("motivo de la cancelación"), max_length=20, choices=CancelReason.choices, blank=True, default=""
@@ -201,6 +219,10 @@ class Table(models.Model):
     def rules_name(self) -> str:
         """The table's rules as players read them (``rules_name``), in the active language."""
         return rules_name(self.game_rules)
+
+    @property
+    def is_practice(self) -> bool:
+        return self.practice_of_id is not None
 
 
 class Seat(models.Model):
@@ -381,3 +403,56 @@ class Watcher(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} @ {self.table_id}"
+
+
+class Analysis(models.Model):
+    """«Analizar la partida»: the bot's analysis of every decision of a finished game, worked out by the
+    worker (``games.study.analyses``) round by round and kept: whoever looks next gets it at once.
+
+    ``rounds`` holds each analysed round (``games.engine.analysis.RoundAnalysis.as_json``), in order, as the
+    worker finishes them; ``summary`` the per-seat figures once every round is done."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("en cola")
+        RUNNING = "running", _("analizando")
+        DONE = "done", _("terminado")
+        FAILED = "failed", _("fallido")
+
+    table = models.OneToOneField(Table, on_delete=models.CASCADE, related_name="analysis", verbose_name=_("mesa"))
+    status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.QUEUED)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="analyses",
+        verbose_name=_("pedido por"),
+    )
+    requested_at = models.DateTimeField(_("pedido el"), default=timezone.now)
+    started_at = models.DateTimeField(_("empezado el"), null=True, blank=True)
+    #: The worker's last sign of life on this analysis: a running one not heard from for a while is taken up
+    #: again from its last finished round (its worker died).
+    beat_at = models.DateTimeField(_("último latido"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("terminado el"), null=True, blank=True)
+    seed = models.BigIntegerField(_("semilla"))
+    worlds = models.PositiveSmallIntegerField(_("mundos por decisión"))
+    rounds_total = models.PositiveSmallIntegerField(_("rondas"))
+    rounds_done = models.PositiveSmallIntegerField(_("rondas analizadas"), default=0)
+    rounds = models.JSONField(_("rondas analizadas"), default=list, blank=True)
+    summary = models.JSONField(_("resumen"), null=True, blank=True)
+    error = models.CharField(_("error"), max_length=200, blank=True, default="")
+
+    class Meta:
+        verbose_name = _("análisis")
+        verbose_name_plural = _("análisis")
+        indexes = [models.Index(fields=["status", "requested_at"], name="analysis_queue_idx")]
+
+    def __str__(self) -> str:
+        return gettext("Análisis de la mesa %(id)s (%(status)s)") % {
+            "id": self.table_id,
+            "status": self.get_status_display(),
+        }
+
+    @property
+    def pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

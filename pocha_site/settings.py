@@ -660,6 +660,26 @@ TRUSTED_PROXIES = pocha.group("Proxies").networks(
     "separated (nginx on this machine: 127.0.0.1); none by default",
 )
 
+# --- Analysis: «Analizar la partida» and «Juega esta mano», worked out by the worker (games.study).
+
+study = pocha.group("Analysis")
+POCHA_ANALYSIS_WORLDS = study.count(
+    "POCHA_ANALYSIS_WORLDS",
+    0,
+    "worlds the analysis samples for each decision (0: the engine's default; fewer is faster and rougher)",
+)
+POCHA_ANALYSIS_THREAD = study.count(
+    "POCHA_ANALYSIS_THREAD",
+    1,
+    "without Redis (no Celery worker), 1: each server process works out the analyses in a thread of its own "
+    "(the searching in a child process); 0: nobody does",
+)
+POCHA_ANALYSIS_STALE = study.seconds(
+    "POCHA_ANALYSIS_STALE",
+    120,
+    "seconds a running analysis may go without a sign of life before another worker takes it up again",
+)
+
 # --- Database and messaging (besides POCHA_CONN_MAX_AGE and POCHA_DB_POOL_MAX) ---------------------
 
 # Pub/sub ignores Redis's database numbers: unless set, the name is made from the database and Redis in use,
@@ -676,6 +696,8 @@ CELERY_BEAT_SCHEDULE = {
     "pocha-sweep-due": {"task": "games.tasks.sweep_due", "schedule": 2.0},
     # Sockets of ASGI processes that stopped beating (killed, frozen) stop counting, even if none is left.
     "pocha-sweep-presence": {"task": "games.tasks.sweep_presence", "schedule": POCHA_PRESENCE_BEAT},
+    # Analyses and practice yardsticks whose message was lost, or whose worker died mid-way.
+    "pocha-sweep-study": {"task": "games.tasks.sweep_study", "schedule": 10.0},
 }
 
 

@@ -174,6 +174,13 @@ def no_table_pauses(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def no_analysis_thread(settings) -> None:
+    """An analysis asked for in a test is worked out where the test says (``games.study.worker.work``), not
+    by a thread of the test's process racing it (the live and browser servers run their own)."""
+    settings.POCHA_ANALYSIS_THREAD = 0
+
+
+@pytest.fixture(autouse=True)
 def no_load_shedding(settings) -> None:
     """The suite's event loops run test code between awaits, which would read as lag: no process of the
     suite sheds load (the shedding tests turn it on)."""

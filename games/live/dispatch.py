@@ -4,14 +4,14 @@
 ``TableChanged`` is pushed to everyone showing the table (``push.table_changed``, with the snapshot the
 change packed) and arms the table's next step (``timers.arm``); a ``Redraw`` asks every viewer to draw the
 table again at the same seq; ``DueMoved`` re-arms the next step; ``AccountSuspended`` closes the person's
-sockets.  Table talk, which changes nothing, is sent from here too (``say``).
+sockets; ``StudyQueued`` wakes the analysis worker.  Table talk, which changes nothing, is sent from here too (``say``).
 """
 
 from __future__ import annotations
 
 from games.live import push, timers
 from games.models import Table
-from games.table.events import AccountSuspended, DueMoved, Event, Redraw, TableChanged
+from games.table.events import AccountSuspended, DueMoved, Event, Redraw, StudyQueued, TableChanged
 
 
 def handle(event: Event) -> None:
@@ -30,6 +30,8 @@ def handle(event: Event) -> None:
         timers.arm(event.table_id, event.seq, event.due)
     elif isinstance(event, AccountSuspended):
         push.account_suspended(event.user_id, event.reason)
+    elif isinstance(event, StudyQueued):
+        timers.queue_study()
 
 
 async def say(table_id: int, seat: int, phrase: str) -> None:

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from games.live import capacity, hotpath, hub, presence, timers
 from games.models import Table
+from games.study import worker
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,8 @@ def bind_loop() -> None:
         _watcher = loop.create_task(capacity.watch(), context=contextvars.Context())
     if not timers.celery_clock() and (_sweeper is None or _sweeper.done()):
         _sweeper = loop.create_task(_sweep_forever(), context=contextvars.Context())
+    if not timers.celery_clock() and settings.POCHA_ANALYSIS_THREAD:
+        worker.start()  # (once per process) the analyses and practice yardsticks queued, even before a restart
 
 
 async def keep_alive() -> None:

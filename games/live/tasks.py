@@ -10,6 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from games.live import presence
+from games.study import worker
 from games.table.actions import due
 
 
@@ -28,3 +29,15 @@ def sweep_presence() -> int:
     """The sockets of server processes not heard from for ``POCHA_PRESENCE_TTL`` seconds stop counting;
     seats whose presence drifted from their sockets are put right.  Returns how many rows were deleted."""
     return presence.sweep().rows
+
+
+@shared_task(name="games.tasks.run_study", ignore_result=True)
+def run_study() -> int:
+    """Analyses and practice yardsticks waiting (``games.study.worker``), until none is: how many were done."""
+    return worker.work()
+
+
+@shared_task(name="games.tasks.sweep_study", ignore_result=True)
+def sweep_study() -> int:
+    """Beat's look for study work whose message was lost or whose worker died: done here, if any."""
+    return worker.work() if worker.has_work() else 0

@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from games.live import tasks
 from games.live.hotpath import db
+from games.study import worker
 from games.table.actions import due as due_steps
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,19 @@ def arm(table_id: int, seq: int, due: datetime, *, person: bool = False, deal: b
     delay = max(0.0, (due - timezone.now()).total_seconds())
     # A fresh context: the caller's (a sync_to_async thread) would make the task look re-entrant to asgiref.
     loop.call_soon_threadsafe(_call_later, loop, delay, table_id, seq, context=contextvars.Context())
+
+
+def queue_study() -> None:
+    """Analyses or a practice yardstick were queued (called after commit): the Celery worker is sent for,
+    or, without Celery, this process's own analysis thread wakes (if it runs one, ``POCHA_ANALYSIS_THREAD``).
+    A lost message costs nothing: beat's ``sweep_study`` finds the work within seconds."""
+    if celery_clock():
+        try:
+            tasks.run_study.apply_async()
+        except Exception:
+            log.warning("the analysis worker could not be sent for; beat's sweep will find the work", exc_info=True)
+    elif settings.POCHA_ANALYSIS_THREAD:
+        worker.wake()
 
 
 #: The timer armed on this loop for each table: (its seq, its handle).  One per table: a newer step

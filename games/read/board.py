@@ -148,8 +148,14 @@ def board_context(
         for player in ctx["players"]:
             player["is_turn"] = False
     _add_clock(ctx, table)
-    if table.status == Table.Status.FINISHED:  # «Revancha»: the same players, the same options
+    if table.status == Table.Status.FINISHED and not table.is_practice:  # «Revancha»: the same players and options
         ctx["rematch"] = rematch_context(table, seats, viewer.user_id)
+    # «Analizar la partida», at the end, for those who played it (a person's seat; not a practice hand)
+    ctx["can_analyse"] = (
+        table.status == Table.Status.FINISHED and not table.is_practice and my_seat is not None and not my_seat.is_bot
+    )
+    if table.is_practice:
+        ctx["practice"] = practice_context(table, view, ctx.get("over", False))
     ctx["i_am_away"] = my_seat is not None and table.status == Table.Status.PLAYING and _bot_plays_for(my_seat)
     ctx["i_forfeited"] = my_seat is not None and bool(my_seat.forfeit) and table.status == Table.Status.PLAYING
     ctx["bot_notice"] = (
@@ -157,6 +163,28 @@ def board_context(
         if my_seat is not None and my_seat.bot_log and not ctx["i_am_away"]
         else ""
     )
+    return ctx
+
+
+def practice_context(table: Table, view: SeatView, over: bool) -> dict[str, Any]:
+    """A practice hand («Juega esta mano»): which round of which game, and at its end the person's result now,
+    in the game, and difícil's on the same deal in the same seat (None while the worker plays it)."""
+    seat = int(table.practice_seat or 0)
+    number = int(table.practice_round or 0)
+    ctx: dict[str, Any] = {"source_id": table.practice_of_id, "round": number, "seat": seat, "over": over}
+    if not over:
+        return ctx
+
+    def line(bid: Any, tricks: Any, points: Any) -> dict[str, Any]:
+        return {"bid": bid, "tricks": tricks, "points": points}
+
+    now = view.results[-1] if view.results else None
+    ctx["now"] = line(now.bids[seat], now.tricks[seat], now.points[seat]) if now is not None else None
+    then = next((r for r in history.results(int(table.practice_of_id or 0)) if r.number == number), None)
+    ctx["then"] = line(then.bids[seat], then.tricks[seat], then.points[seat]) if then is not None else None
+    baseline = table.practice_baseline or {}
+    ctx["dificil"] = line(baseline["bid"], baseline["tricks"], baseline["points"]) if "points" in baseline else None
+    ctx["dificil_failed"] = "error" in baseline
     return ctx
 
 

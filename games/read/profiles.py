@@ -25,7 +25,7 @@ from django.utils.translation import ngettext
 from games.engine import Card, ChooseTrump, GameState, Suit, sort_hand
 from games.engine.cards import SUITS
 from games.engine.presets import CLASICA, Rules
-from games.models import ROUND_KIND_LABELS, Seat, Table
+from games.models import ROUND_KIND_LABELS, Analysis, Seat, Table
 from games.read.board import FORFEIT_TAGS, card_ctx, suit_mark, suit_name
 from games.table import access
 from leaderboard.models import PeriodScore
@@ -72,7 +72,8 @@ def find_player(name: str) -> Any | None:
 
 
 def _finished_seats(user_id: int) -> QuerySet[Seat]:
-    return Seat.objects.filter(user_id=user_id, table__status=Table.Status.FINISHED)
+    """The person's seats in finished games (a practice hand is none: it counts for nothing)."""
+    return Seat.objects.filter(user_id=user_id, table__status=Table.Status.FINISHED, table__practice_of__isnull=True)
 
 
 def game_stats(user_id: int) -> dict[str, Any]:
@@ -146,6 +147,8 @@ def recent_games(user_id: int, viewer: Any, limit: int = RECENT_GAMES) -> list[d
     by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table_id__in=[s.table_id for s in mine]).select_related("user"):
         by_table.setdefault(seat.table_id, []).append(seat)
+    analysed = {a.table_id: a for a in Analysis.objects.filter(table_id__in=[s.table_id for s in mine]).defer("rounds")}
+    viewer_id = viewer.pk if viewer is not None and viewer.is_authenticated else None
     rows = []
     for seat in mine:
         table = seat.table
@@ -172,9 +175,57 @@ def recent_games(user_id: int, viewer: Any, limit: int = RECENT_GAMES) -> list[d
                 "chips": seat.winnings - table.stake if table.stake else None,
                 "is_private": not table.is_public,
                 "left": seat.left,
+                "analysis": _game_analysis(analysed.get(table.pk), seat.position),
+                # «Analizar la partida» is for those who played it
+                "viewer_played": viewer_id is not None and any(s.user_id == viewer_id and not s.is_bot for s in seats),
             }
         )
     return rows
+
+
+def _game_analysis(analysis: Analysis | None, position: int) -> dict[str, Any] | None:
+    """A game's analysis as the list shows it: its state and, once done, this seat's accuracy."""
+    if analysis is None:
+        return None
+    accuracy = None
+    if analysis.status == Analysis.Status.DONE and analysis.summary:
+        figures = next((f for f in analysis.summary.get("seats", []) if f.get("seat") == position), {})
+        accuracy = figures.get("accuracy")
+    return {"status": analysis.status, "accuracy": None if accuracy is None else round(accuracy)}
+
+
+#: How many of a player's last analysed games their accuracy is taken over.
+ANALYSED_GAMES = 10
+
+
+def analysis_stats(user_id: int) -> dict[str, Any]:
+    """The player's accuracy and average points lost per decision over their last analysed games: each game's
+    accuracy weighed by its decisions, the points lost over every decision (one query)."""
+    games = 0
+    decisions = 0
+    weighted = 0.0
+    lost = 0.0
+    rows = (
+        Analysis.objects.filter(
+            status=Analysis.Status.DONE,
+            table__seats__user_id=user_id,
+            table__seats__is_bot=False,
+            table__practice_of__isnull=True,
+        )
+        .order_by("-finished_at", "-pk")
+        .values_list("summary", "table__seats__position")[:ANALYSED_GAMES]
+    )
+    for summary, position in rows:
+        figures = next((f for f in (summary or {}).get("seats", []) if f.get("seat") == position), None)
+        if not figures or not figures.get("decisions") or figures.get("accuracy") is None:
+            continue
+        games += 1
+        decisions += figures["decisions"]
+        weighted += figures["accuracy"] * figures["decisions"]
+        lost += figures.get("loss", 0.0)
+    if not decisions:
+        return {"games": games, "accuracy": None, "average_loss": None}
+    return {"games": games, "accuracy": weighted / decisions, "average_loss": lost / decisions}
 
 
 def profile_context(player: Any, viewer: Any, now: datetime) -> dict[str, Any]:
@@ -184,6 +235,7 @@ def profile_context(player: Any, viewer: Any, now: datetime) -> dict[str, Any]:
         "stats": game_stats(player.pk),
         "net": chip_stats(player.pk, now),
         "recent": recent_games(player.pk, viewer),
+        "analysed": analysis_stats(player.pk),
     }
 
 

@@ -64,7 +64,13 @@ class AccountSuspended:
     reason: str
 
 
-Event = TableChanged | Redraw | DueMoved | AccountSuspended
+@dataclass(frozen=True)
+class StudyQueued:
+    """Work for the analysis worker (``games.study``): an analysis asked for, or a practice table whose
+    yardstick (difícil in the person's seat) is to be played."""
+
+
+Event = TableChanged | Redraw | DueMoved | AccountSuspended | StudyQueued
 Handler = Callable[[Event], None]
 
 _handlers: list[Handler] = []

@@ -4,6 +4,7 @@ a finished game's replay, the players' profiles and the rules."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -22,10 +23,13 @@ from accounts.models import Profile
 from games.engine.levels import NORMAL
 from games.engine.presets import CLASICA, MOST_PLAYERS, PLAYERS, PRESETS
 from games.live import capacity
-from games.models import BOT_LEVEL_CHOICES, PRESET_LABELS, SCHEDULE_LABELS, STAKES, Seat, Table, rules_of
+from games.models import BOT_LEVEL_CHOICES, PRESET_LABELS, SCHEDULE_LABELS, STAKES, Analysis, Seat, Table, rules_of
+from games.read import analysis as analysis_read
 from games.read import board, profiles
 from games.read.rules import rules_context
+from games.study import analyses
 from games.table import access, actions, history
+from games.table.actions import practice
 from pocha_site import ratelimit
 
 
@@ -319,8 +323,8 @@ def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
 @login_required
 def record_download(request: HttpRequest, table_id: int) -> HttpResponse:
     table, seats = _visible_table(request, table_id)
-    if table.status != Table.Status.FINISHED:
-        raise Http404  # the record holds every hand: only once the game is over
+    if table.status != Table.Status.FINISHED or table.is_practice:
+        raise Http404  # the record holds every hand: only once the game is over (a practice hand has none)
     record = history.record(table, log=history.read_log(table, seats))
     if record is None:
         raise Http404
@@ -333,15 +337,98 @@ def record_download(request: HttpRequest, table_id: int) -> HttpResponse:
 def replay(request: HttpRequest, table_id: int) -> HttpResponse:
     """A finished game, step by step, every hand shown: built from its record, like the download."""
     table, seats = _visible_table(request, table_id)
-    if table.status != Table.Status.FINISHED:
-        raise Http404  # every hand is in it: only once the game is over
+    if table.status != Table.Status.FINISHED or table.is_practice:
+        raise Http404  # every hand is in it: only once the game is over (a practice hand has no replay)
     record = history.record(table, log=history.read_log(table, seats))
     if record is None:
         raise Http404
     user_ids = [s.user_id for s in seats if s.user_id is not None]
     usernames = {u.pk: u.get_username() for u in get_user_model().objects.filter(pk__in=user_ids)}
-    ctx = profiles.replay_context(table, record, seats, usernames, get_language() or "es")
+    language = get_language() or "es"
+    ctx = profiles.replay_context(table, record, seats, usernames, language)
+    ctx["analysis"] = _analysis_section(request, table, seats, ctx, language)
+    mine = analyses.player_seat(table, request.user, seats)
+    playable = practice.practice_rounds(table) if mine is not None and not table.is_practice else 0
+    for row, entry in zip(ctx["summary"], record["rounds"]):
+        row["can_practice"] = row["number"] <= playable and bool(entry["hands"][mine.position] if mine else False)
+    ctx["can_practice"] = playable > 0
+    ctx["replay_data"]["practice_rounds"] = [row["number"] for row in ctx["summary"] if row["can_practice"]]
     return render(request, "games/replay.html", ctx)
+
+
+def _analysis_section(
+    request: HttpRequest, table: Table, seats: list[Seat], ctx: dict[str, Any], language: str
+) -> dict[str, Any]:
+    """The replay page's analysis: none yet (and whether this viewer may ask), waiting or running (its place
+    and progress), failed, or done (``games.read.analysis``; the script's part goes with the replay's data)."""
+    found = Analysis.objects.filter(table=table).first()
+    section: dict[str, Any] = {"can_request": analyses.can_request(table, request.user, seats)}
+    if found is None:
+        section["state"] = "none"
+    elif found.status == Analysis.Status.DONE:
+        rounds = ctx["replay_data"]["rounds"]
+        names = list(ctx["replay_data"]["players"])
+        section.update(
+            analysis_read.analysis_context(found, table, seats, names, [r["totals"] for r in rounds], language)
+        )
+        ctx["replay_data"]["analysis"] = section["script"]
+    elif found.status == Analysis.Status.FAILED:
+        section["state"] = "failed"
+    else:
+        section["state"] = "pending"
+        section["progress"] = analyses.status_of(found)
+    return section
+
+
+@login_required
+@require_POST
+def analyse(request: HttpRequest, table_id: int) -> HttpResponse:
+    """«Analizar la partida»: queue the analysis (or find the one kept) and show it on the replay page."""
+    try:
+        analyses.do_request(table_id, request.user)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        if error.code == "unknown_table":
+            return _go(request, "home")
+        if error.code == "not_finished":
+            return _go(request, "games:table", table_id=table_id)
+    response = _go(request, "games:replay", table_id=table_id)
+    if response.has_header("Location"):
+        response["Location"] += "#analisis"
+    else:
+        response["HX-Redirect"] += "#analisis"
+    return response
+
+
+@login_required
+def analysis_status(request: HttpRequest, table_id: int) -> HttpResponse:
+    """The analysis's progress, for the replay page to poll: its place in the queue or the rounds done; once
+    it is done (or failed), a full reload of the page, which then shows it."""
+    table, _seats = _visible_table(request, table_id)
+    found = Analysis.objects.filter(table=table).first()
+    if found is None:
+        raise Http404
+    if not found.pending:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(request, "games/_analysis_progress.html", {"table": table, "progress": analyses.status_of(found)})
+
+
+@login_required
+@require_POST
+def play_again(request: HttpRequest, table_id: int) -> HttpResponse:
+    """«Juega esta mano»: a practice table for one round of a finished game, with its cards, against bots."""
+    try:
+        new = practice.do_play_again(request.user, table_id, _int(request, "round", -1))
+    except actions.ActionError as error:
+        _refuse(request, error)
+        if error.code == "unknown_table":
+            return _go(request, "home")
+        if error.code == "live_elsewhere":
+            return _go(request, "home")
+        return _go(request, "games:replay", table_id=table_id)
+    return _go(request, "games:table", table_id=new.pk)
 
 
 def rules(request: HttpRequest) -> HttpResponse:

@@ -1,7 +1,8 @@
 // A finished game's replay: steps through the embedded pocha-record/1 (the deal, every bid, the
 // trump choice, every card, the round's result), drawing every hand.  Who played each card, who won
 // each trick and each round's points come worked out by the server (#replay-data), so no rule of
-// the game is repeated here.  Keys: ←/→ a step, PageUp/PageDown a round, Home/End.
+// the game is repeated here.  Keys: ←/→ a step, PageUp/PageDown a round, Home/End; with the game's
+// analysis, N/P the next and the previous marked mistake, whose weighing is shown beside the step.
 (function () {
   "use strict";
   var viewer = document.getElementById("replay-viewer");
@@ -49,6 +50,58 @@
     round.plays.forEach(function (card, k) { steps.push({ r: r, kind: "play", k: k }); });
     steps.push({ r: r, kind: "end", k: 0 });
   });
+
+  // -- the analysis, when there is one: each decision by its step, and the marked ones in order
+  var A = data.analysis || null;
+  var stepIndex = {};
+  steps.forEach(function (step, i) { stepIndex[step.r + ":" + step.kind + ":" + step.k] = i; });
+  var marked = [];
+  if (A) {
+    A.marks.forEach(function (key) { if (stepIndex[key] !== undefined) marked.push(stepIndex[key]); });
+    marked.sort(function (a, b) { return a - b; });
+  }
+  var analysisBox = document.getElementById("replay-analysis");
+  var practiceForm = document.getElementById("practice-form");
+  var practiceRounds = {};
+  (data.practice_rounds || []).forEach(function (n) { practiceRounds[n] = true; });
+
+  function drawAnalysis(step) {
+    if (!A || !analysisBox) return;
+    var d = A.decisions[step.r + ":" + step.kind + ":" + step.k];
+    var T = A.strings;
+    analysisBox.textContent = "";
+    analysisBox.className = "replay-analysis" + (d && d.mark ? " marked" : "");
+    analysisBox.dataset.mark = d && d.mark ? d.mark : "";
+    viewer.dataset.mark = d && d.mark ? d.mark : "";
+    if (!d) { analysisBox.textContent = T.none; return; }
+    var lines = [fmt(T.decision, d)];
+    if (d.forced) lines.push(T.forced);
+    else if (d.is_best) lines.push(T.is_best);
+    else {
+      lines.push(fmt(T.best, d));
+      lines.push(d.mark ? fmt(T.loss, { loss: d.loss, margin: d.margin, mark: d.mark_label })
+                        : fmt(T.small_loss, { loss: d.loss, margin: d.margin }));
+    }
+    lines.forEach(function (text, i) {
+      var p = document.createElement("p");
+      if (i === 0 && d.mark) {
+        var tag = document.createElement("span");
+        tag.className = "mark mark-" + d.mark;
+        tag.textContent = d.mark_label;
+        p.appendChild(tag);
+        p.appendChild(document.createTextNode(" "));
+      }
+      p.appendChild(document.createTextNode(text));
+      analysisBox.appendChild(p);
+    });
+  }
+
+  function drawPractice(state) {
+    if (!practiceForm) return;
+    var n = state.info.number;
+    practiceForm.querySelector("input[name=round]").value = String(n);
+    practiceForm.hidden = !practiceRounds[n];
+  }
 
   // -- what the table looks like at a step
   function stateAt(step) {
@@ -234,6 +287,8 @@
     drawTrick(state, fresh);
     drawHands(state);
     els.now.textContent = describe(step, state);
+    drawAnalysis(step);
+    drawPractice(state);
     els.position.textContent = fmt(S.position, { i: index + 1, n: steps.length });
     viewer.dataset.step = String(index);
     viewer.dataset.round = String(state.info.number);
@@ -242,6 +297,8 @@
     setDisabled("round-prev", index === 0);
     setDisabled("next", index === steps.length - 1);
     setDisabled("round-next", step.r === record.rounds.length - 1 && index === steps.length - 1);
+    setDisabled("mistake-prev", !marked.some(function (i) { return i < index; }));
+    setDisabled("mistake-next", !marked.some(function (i) { return i > index; }));
   }
 
   function setDisabled(name, off) {
@@ -258,6 +315,28 @@
     else if (where === "round-prev") show(roundStarts[Math.max(0, r - 1)]);
     else if (where === "first") show(0);
     else if (where === "last") show(steps.length - 1);
+    else if (where === "mistake-next" || where === "mistake-prev") {
+      var found = where === "mistake-next"
+        ? marked.filter(function (i) { return i > current; })[0]
+        : marked.filter(function (i) { return i < current; }).pop();
+      if (found === undefined) { if (analysisBox) analysisBox.textContent = A.strings.no_more; return; }
+      show(found);
+    }
+  }
+
+  // the list of marked mistakes: each one's «ver» goes to its step in the viewer
+  var mistakes = document.getElementById("analysis-mistakes");
+  if (mistakes) {
+    mistakes.querySelectorAll("[data-jump]").forEach(function (button) {
+      if (stepIndex[button.dataset.jump] === undefined) return;
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        show(stepIndex[button.dataset.jump]);
+        viewer.scrollIntoView({ block: "start" });
+        var next = viewer.querySelector('[data-go="next"]');
+        if (next) next.focus();
+      });
+    });
   }
 
   viewer.addEventListener("click", function (event) {
@@ -268,6 +347,7 @@
 
   var KEYS = { ArrowRight: "next", ArrowLeft: "prev", PageDown: "round-next", PageUp: "round-prev",
                Home: "first", End: "last" };
+  if (A) { KEYS.n = "mistake-next"; KEYS.N = "mistake-next"; KEYS.p = "mistake-prev"; KEYS.P = "mistake-prev"; }
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     var target = event.target;

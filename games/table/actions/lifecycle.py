@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts import ledger
 from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
-from games.engine import GameState
+from games.engine import Card, GameState
 from games.models import Move, Round, Seat, Table
 from games.table import access, history
 from games.table.actions.common import commit, new_seed, state_fields
@@ -78,10 +78,17 @@ def on_start(table: Table) -> TableChanged:
             seats.append(bot)
     by_position = {s.position: s.name for s in seats}
     seed = new_seed()
-    rng = random.Random(seed)
-    first_dealer = rng.randrange(table.size)
-    game = GameState([by_position[p] for p in range(table.size)], first_dealer, rules=table.game_rules)
-    deal(table, game)
+    names = [by_position[p] for p in range(table.size)]
+    if table.practice_of_id is not None:  # «Juega esta mano»: that round of that game, dealt as it was
+        source = Table.objects.get(pk=table.practice_of_id)
+        first_dealer = int(source.first_dealer or 0)
+        game = GameState.practice(table.game_rules, names, first_dealer, int(table.practice_round or 0))
+        deal(table, game, Round.objects.get(table_id=source.pk, number=table.practice_round))
+    else:
+        rng = random.Random(seed)
+        first_dealer = rng.randrange(table.size)
+        game = GameState(names, first_dealer, rules=table.game_rules)
+        deal(table, game)
     return commit(
         table,
         table.seq,
@@ -94,9 +101,16 @@ def on_start(table: Table) -> TableChanged:
     )
 
 
-def deal(table: Table, game: GameState) -> Round:
-    seed = new_seed()
-    the_deal = game.deal(seed=seed)
+def deal(table: Table, game: GameState, same_as: Round | None = None) -> Round:
+    """The next round dealt from a new seed (or, ``same_as``, with that round's cards) and its row."""
+    seed = new_seed() if same_as is None else same_as.seed
+    if same_as is None:
+        the_deal = game.deal(seed=seed)
+    else:
+        the_deal = game.deal(
+            [[Card.parse(c) for c in hand] for hand in same_as.hands],
+            Card.parse(same_as.trump_card) if same_as.trump_card else None,
+        )
     return Round.objects.create(
         table=table,
         number=game.number,

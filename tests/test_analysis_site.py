@@ -1,0 +1,279 @@
+"""«Analizar la partida» and «Juega esta mano» through the site: who may ask, the queue and its places, the
+worker's job (the real one: ``games.study.worker.work``, as the Celery task and the server's thread run it),
+its progress and what the pages show; the practice table, its deal, its yardstick and its end; the profile's
+figures.  Whole games here are short (two rounds, as ``test_house_rules_tables`` cuts them) and the analysis
+samples few worlds: this is the site's plumbing, the analysis itself is tested in ``tests/engine``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from live.helpers import person, play_to_the_end
+from test_house_rules_tables import filled, short_schedule
+
+from games.engine.analysis import RoundAnalysis
+from games.engine.snapshot import load
+from games.models import Analysis, Round, Seat, Table
+from games.study import analyses, practice, worker
+from games.table import actions, history
+from games.table.actions.practice import do_play_again
+from leaderboard.models import PeriodScore
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def quick(settings: Any, monkeypatch: Any) -> None:
+    settings.POCHA_BOT_DELAY = 0
+    settings.POCHA_ROUND_PAUSE = 0
+    settings.POCHA_TRICK_PAUSE = 0
+    settings.POCHA_ANALYSIS_WORLDS = 6
+    monkeypatch.setattr(practice, "BASELINE_WORLDS", 6)
+    short_schedule(monkeypatch)
+
+
+def finished_game(name: str, rules: str = "clasica", size: int = 4) -> tuple[Table, Any]:
+    """A finished quick game of ``rules`` with one person (``name``) and bots."""
+    user = person(name)
+    table = filled(actions.do_quick_play(user, size, 0, rules=rules))
+    table = play_to_the_end(table.pk)
+    assert table.status == Table.Status.FINISHED
+    return table, user
+
+
+def page(user: Any, url: str, **extra: Any) -> Any:
+    client = Client()
+    client.force_login(user)
+    return client.get(url, **extra)
+
+
+def post(user: Any, url: str, data: dict[str, Any] | None = None, **extra: Any) -> Any:
+    client = Client()
+    client.force_login(user)
+    return client.post(url, data or {}, **extra)
+
+
+# -- asking -----------------------------------------------------------------------------------------
+
+
+def test_only_a_player_of_a_finished_game_may_ask_and_nothing_changes_otherwise() -> None:
+    table, ana = finished_game("ana")
+    stranger = person("extraña")
+    with pytest.raises(actions.ActionError) as refused:
+        analyses.do_request(table.pk, stranger)
+    assert refused.value.code == "not_player"
+    with pytest.raises(actions.ActionError) as refused:
+        analyses.do_request(999_999, ana)
+    assert refused.value.code == "unknown_table"
+    live = filled(actions.do_quick_play(person("bea"), 4, 0))
+    with pytest.raises(actions.ActionError) as refused:
+        analyses.do_request(live.pk, Seat.objects.get(table=live, is_bot=False).user)
+    assert refused.value.code == "not_finished"
+    assert Analysis.objects.count() == 0
+    # the page says so to the one who asked, and nothing is queued
+    response = post(stranger, f"/mesa/{table.pk}/analizar/", follow=True)
+    assert "Solo quienes jugaron la partida pueden pedir su análisis." in response.content.decode()
+    assert Analysis.objects.count() == 0
+    # a player gets it queued, and a second request finds the same one
+    first = analyses.do_request(table.pk, ana)
+    again = analyses.do_request(table.pk, ana)
+    assert first.pk == again.pk and first.status == Analysis.Status.QUEUED
+    assert first.rounds_total == len(history.record(table)["rounds"]) == 2
+
+
+def test_one_analysis_at_a_time_per_person_and_the_queue_counts_places() -> None:
+    one, ana = finished_game("ana")
+    two = filled(actions.do_quick_play(ana, 4, 0))
+    two = play_to_the_end(two.pk)
+    three, bea = finished_game("bea")
+    mine = analyses.do_request(one.pk, ana)
+    with pytest.raises(actions.ActionError) as refused:
+        analyses.do_request(two.pk, ana)
+    assert refused.value.code == "one_at_a_time"
+    assert str(one.pk) in refused.value.message("es")
+    theirs = analyses.do_request(three.pk, bea)
+    assert analyses.status_of(mine)["place"] == 1
+    assert analyses.status_of(theirs)["place"] == 2
+    # the worker takes the oldest first; once ana's is done she may ask for the next one
+    claimed = analyses.claim()
+    assert claimed is not None and claimed.pk == mine.pk
+    assert analyses.status_of(Analysis.objects.get(pk=theirs.pk))["place"] == 2  # the running one is ahead
+    analyses.run(claimed)
+    assert Analysis.objects.get(pk=mine.pk).status == Analysis.Status.DONE
+    assert analyses.status_of(Analysis.objects.get(pk=theirs.pk))["place"] == 1
+    assert analyses.do_request(two.pk, ana).status == Analysis.Status.QUEUED
+
+
+# -- the job --------------------------------------------------------------------------------------
+
+
+def test_the_worker_analyses_every_round_keeps_it_and_the_second_viewer_gets_it_at_once() -> None:
+    table, ana = finished_game("ana")
+    analysis = analyses.do_request(table.pk, ana)
+    pending = page(ana, f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert 'id="analysis-progress"' in pending and "En cola: puesto 1" in pending
+    status = page(ana, f"/mesa/{table.pk}/analisis/estado/")
+    assert status.status_code == 200 and "<progress" in status.content.decode()
+
+    assert worker.work() == 1
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.DONE and analysis.rounds_done == analysis.rounds_total == 2
+    rounds = [RoundAnalysis.from_json(r) for r in analysis.rounds]
+    assert [r.number for r in rounds] == [1, 2]
+    game = load(table.state)
+    for r in rounds:
+        assert len(r.par_bids) == len(r.loss) == table.size
+        assert r.decisions and all(d.loss >= 0 for d in r.decisions)
+        assert {d.seat for d in r.decisions} == set(range(table.size))
+    assert len(analysis.summary["seats"]) == table.size
+    # the status poll now asks the page to reload itself, and the page shows the analysis
+    done = page(ana, f"/mesa/{table.pk}/analisis/estado/", HTTP_HX_REQUEST="true")
+    assert done.status_code == 204 and done["HX-Refresh"] == "true"
+    shown = page(ana, f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert "Por jugador" in shown and "<svg" in shown and "Ronda a ronda" in shown
+    assert '"analysis"' in shown  # the script's part, with every decision by its step
+    # anyone who may see the public game's replay sees the analysis, without asking for it again
+    bea = person("bea")
+    assert "Por jugador" in page(bea, f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert worker.work() == 0 and Analysis.objects.count() == 1
+    assert game.is_over
+
+
+def test_an_analysis_whose_worker_died_is_taken_up_from_its_last_round(settings: Any) -> None:
+    table, ana = finished_game("ana")
+    analysis = analyses.do_request(table.pk, ana)
+    claimed = analyses.claim()
+    assert claimed is not None
+    # the worker saved round 1 and died
+    first = analyses.run  # (the real job, stopped after one round by a compute that fails on round 2)
+
+    def one_round(function: Any, record: Any, number: int, **kwargs: Any) -> Any:
+        if number == 2:
+            raise SystemExit("the worker died")
+        return function(record, number, **kwargs)
+
+    with pytest.raises(SystemExit):
+        first(claimed, one_round)
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.RUNNING and analysis.rounds_done == 1
+    assert analyses.claim() is None  # not stale yet: nobody takes it
+    settings.POCHA_ANALYSIS_STALE = 0
+    seen: list[int] = []
+
+    def counting(function: Any, record: Any, number: int, **kwargs: Any) -> Any:
+        seen.append(number)
+        return function(record, number, **kwargs)
+
+    assert worker.work(counting) == 1
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.DONE and seen == [2]
+
+
+def test_a_failed_analysis_says_so_and_may_be_asked_for_again() -> None:
+    table, ana = finished_game("ana")
+    analyses.do_request(table.pk, ana)
+
+    def broken(function: Any, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("no")
+
+    assert worker.work(broken) == 1
+    assert Analysis.objects.get(table=table).status == Analysis.Status.FAILED
+    assert "El análisis no pudo terminar" in page(ana, f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert analyses.do_request(table.pk, ana).status == Analysis.Status.QUEUED
+
+
+def test_the_final_board_and_the_profile_offer_the_analysis() -> None:
+    table, ana = finished_game("ana")
+    board = page(ana, f"/mesa/{table.pk}/").content.decode()
+    assert "Analizar la partida" in board and f"/mesa/{table.pk}/analizar/" in board
+    profile = page(ana, "/jugador/ana/").content.decode()
+    assert "Analizar la partida de la mesa" in profile
+    response = post(ana, f"/mesa/{table.pk}/analizar/")
+    assert response.status_code == 302 and response["Location"].endswith(f"/mesa/{table.pk}/repeticion/#analisis")
+    worker.work()
+    profile = page(ana, "/jugador/ana/").content.decode()
+    figures = Analysis.objects.get(table=table).summary["seats"]
+    mine = next(f for f in figures if f["seat"] == Seat.objects.get(table=table, user=ana).position)
+    assert f"precisión {round(mine['accuracy'])} %" in profile
+    assert 'id="stat-accuracy">—' not in profile
+    stats = page(person("bea"), "/jugador/ana/").content.decode()
+    assert "Analizar la partida de la mesa" not in stats  # only those who played it may ask
+
+
+# -- «Juega esta mano» ----------------------------------------------------------------------------------
+
+
+def test_a_practice_hand_deals_the_same_cards_to_the_same_seat_and_counts_for_nothing() -> None:
+    table, ana = finished_game("ana")
+    mine = Seat.objects.get(table=table, user=ana)
+    before = PeriodScore.objects.filter(user=ana).values_list("period", "games", "net").order_by("period")
+    before = list(before)
+    stats = page(ana, "/jugador/ana/").content.decode()
+    practice_table = do_play_again(ana, table.pk, 2)
+    assert practice_table.is_practice and not practice_table.is_public and practice_table.stake == 0
+    assert practice_table.status == Table.Status.PLAYING
+    seat = Seat.objects.get(table=practice_table, user=ana)
+    assert seat.position == mine.position
+    assert Seat.objects.filter(table=practice_table, is_bot=True).count() == table.size - 1
+    then = Round.objects.get(table=table, number=2)
+    now = Round.objects.get(table=practice_table)
+    assert now.number == 2 and now.hands == then.hands and now.trump_card == then.trump_card
+    assert now.dealer == then.dealer
+    # a second live table is refused while this one runs
+    with pytest.raises(actions.ActionError) as refused:
+        do_play_again(ana, table.pk, 1)
+    assert refused.value.code == "live_elsewhere"
+    # difícil's yardstick, worked out by the worker
+    assert worker.work() == 1
+    practice_table.refresh_from_db()
+    assert set(practice_table.practice_baseline) == {"bid", "tricks", "points"}
+    finished = play_to_the_end(practice_table.pk)
+    assert finished.status == Table.Status.FINISHED
+    game = load(finished.state)
+    assert game.is_over and len(game.results) == 1 and game.results[0].number == 2
+    board = page(ana, f"/mesa/{finished.pk}/").content.decode()
+    assert "Tu mano, otra vez" in board and "En la partida" in board and "Difícil en tu asiento" in board
+    assert "Analizar la partida" not in board and "Revancha" not in board
+    # nothing counted: the rankings and the profile's figures as they were; no record, no replay
+    after = list(PeriodScore.objects.filter(user=ana).values_list("period", "games", "net").order_by("period"))
+    assert after == before
+    assert page(ana, "/jugador/ana/").content.decode().count('data-table="') == stats.count('data-table="')
+    assert page(ana, f"/mesa/{finished.pk}/repeticion/").status_code == 404
+    assert page(ana, f"/mesa/{finished.pk}/partida.json").status_code == 404
+    with pytest.raises(actions.ActionError) as refused:
+        analyses.do_request(finished.pk, ana)
+    assert refused.value.code == "practice"
+
+
+def test_a_practice_hand_is_refused_with_a_reason_and_nothing_created() -> None:
+    table, ana = finished_game("ana")
+    bea = person("bea")
+    count = Table.objects.count()
+    for user, table_id, number, code in [
+        (bea, table.pk, 1, "not_player"),
+        (ana, table.pk, 99, "bad_round"),
+        (ana, table.pk, "x", "bad_round"),
+        (ana, 999_999, 1, "unknown_table"),
+    ]:
+        with pytest.raises(actions.ActionError) as refused:
+            do_play_again(user, table_id, number)  # type: ignore[arg-type]
+        assert refused.value.code == code
+    response = post(ana, f"/mesa/{table.pk}/jugar-mano/", {"round": "99"}, follow=True)
+    assert "Esa ronda no existe." in response.content.decode()
+    assert Table.objects.count() == count
+    # through the replay's form: to the new table
+    response = post(ana, f"/mesa/{table.pk}/jugar-mano/", {"round": "1"})
+    assert response.status_code == 302
+    new = Table.objects.get(practice_of=table)
+    assert response["Location"] == f"/mesa/{new.pk}/"
+
+
+def test_the_replay_offers_each_round_to_the_player_only() -> None:
+    table, ana = finished_game("ana")
+    mine = page(ana, f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert "Juega esta mano" in mine and "Juega la mano de la ronda 2" in mine
+    other = page(person("bea"), f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert "Juega esta mano" not in other and "Juega la mano de la ronda" not in other
+    assert "Solo quienes jugaron la partida pueden pedir su análisis." in other
