@@ -15,7 +15,7 @@ from test_house_rules_tables import filled, short_schedule
 
 from games.engine.analysis import RoundAnalysis
 from games.engine.snapshot import load
-from games.models import Analysis, Round, Seat, Table
+from games.models import Analysis, Move, Round, Seat, Table
 from games.study import analyses, practice, worker
 from games.table import actions, history
 from games.table.actions.practice import do_play_again
@@ -24,14 +24,19 @@ from leaderboard.models import PeriodScore
 pytestmark = pytest.mark.django_db
 
 
+#: Tests whose game is a whole one's first rounds (a hand-built record), not the cut schedule.
+WHOLE_SCHEDULE = {"test_the_classic_blunders_are_marked_by_the_worker_and_shown_on_the_replay"}
+
+
 @pytest.fixture(autouse=True)
-def quick(settings: Any, monkeypatch: Any) -> None:
+def quick(settings: Any, monkeypatch: Any, request: pytest.FixtureRequest) -> None:
     settings.POCHA_BOT_DELAY = 0
     settings.POCHA_ROUND_PAUSE = 0
     settings.POCHA_TRICK_PAUSE = 0
     settings.POCHA_ANALYSIS_WORLDS = 6
     monkeypatch.setattr(practice, "BASELINE_WORLDS", 6)
-    short_schedule(monkeypatch)
+    if request.node.name not in WHOLE_SCHEDULE:
+        short_schedule(monkeypatch)
 
 
 def finished_game(name: str, rules: str = "clasica", size: int = 4) -> tuple[Table, Any]:
@@ -277,3 +282,93 @@ def test_the_replay_offers_each_round_to_the_player_only() -> None:
     other = page(person("bea"), f"/mesa/{table.pk}/repeticion/").content.decode()
     assert "Juega esta mano" not in other and "Juega la mano de la ronda" not in other
     assert "Solo quienes jugaron la partida pueden pedir su análisis." in other
+
+
+# -- hand-built positions, through the real task --------------------------------------------------------
+
+
+def table_from_record(record: dict[str, Any], people: dict[int, Any]) -> Table:
+    """A finished table whose log is ``record`` (a Clásica one): its rounds' rows and every move's row, in
+    order, as the site writes them (each move's seat as the engine says it was that seat's turn)."""
+    from django.utils import timezone
+
+    from games.engine import Bid, Card, ChooseTrump, GameState, Play, Suit
+    from games.table.history import move_fields
+
+    names = record["players"]
+    table = Table.objects.create(
+        size=len(names),
+        status=Table.Status.FINISHED,
+        is_public=False,
+        first_dealer=record["first_dealer"],
+        seed=7,
+        finished_at=timezone.now(),
+    )
+    for position, name in enumerate(names):
+        user = people.get(position)
+        Seat.objects.create(table=table, position=position, user=user, is_bot=user is None, name=name)
+    game = GameState(names, record["first_dealer"])
+    seq = 0
+    for number, entry in enumerate(record["rounds"], start=1):
+        game.deal([[Card.parse(c) for c in hand] for hand in entry["hands"]], Card.parse(entry["trump_card"]))
+        Round.objects.create(
+            table=table, number=number, dealer=game.dealer, seed=0, hands=entry["hands"], trump_card=entry["trump_card"]
+        )
+        steps: list[Any] = [Bid(b) for b in entry["bids"]]
+        if entry.get("trump_suit"):
+            steps.append(ChooseTrump(Suit.parse(entry["trump_suit"])))
+        steps += [Play(Card.parse(c)) for c in entry["plays"]]
+        for action in steps:
+            seat = game.turn
+            assert seat is not None
+            game.apply(action)
+            seq += 1
+            kind, value = move_fields(action)
+            Move.objects.create(
+                table=table, seq=seq, round=number, seat=seat, kind=kind, value=value, made_at=timezone.now()
+            )
+    assert history.record(table) == record
+    return table
+
+
+def test_the_classic_blunders_are_marked_by_the_worker_and_shown_on_the_replay(settings: Any) -> None:
+    from engine.test_analysis import ROUND_1, ROUND_2, ROUND_8, play_record
+
+    settings.POCHA_ANALYSIS_WORLDS = 40
+    record = play_record({1: ROUND_1, 2: ROUND_2, 8: ROUND_8}, 8)
+    bea, carla = person("bea"), person("carla")
+    table = table_from_record(record, {1: bea, 2: carla})
+    analyses.do_request(table.pk, carla)
+    assert worker.work() == 1
+    analysis = Analysis.objects.get(table=table)
+    assert analysis.status == Analysis.Status.DONE and analysis.rounds_done == 8
+    rounds = {r["number"]: RoundAnalysis.from_json(r) for r in analysis.rounds}
+
+    def decision(number: int, kind: str, index: int) -> Any:
+        return next(d for d in rounds[number].decisions if d.kind == kind and d.index == index)
+
+    # bidding 0 with the ace of trump when 1 is allowed (bea, round 1)
+    assert (decision(1, "bid", 0).seat, decision(1, "bid", 0).best, decision(1, "bid", 0).mark) == (1, "1", "blunder")
+    # leading the low trump when every trick is needed (carla, round 2)
+    low = decision(2, "play", 0)
+    assert (low.seat, low.played, low.best) == (2, "5e", "1e") and low.mark in ("error", "blunder")
+    # the ace not shed once the bid is made (carla, round 8)
+    kept = decision(8, "play", 27)
+    assert (kept.seat, kept.played, kept.best, kept.mark) == (2, "5o", "1c", "blunder")
+    # a forced move is never marked
+    forced = [d for r in rounds.values() for d in r.decisions if d.forced]
+    assert forced and all(d.mark is None and d.loss == 0 for d in forced)
+    # the replay lists them, worded, and hands the script each one by its step
+    shown = page(carla, f"/mesa/{table.pk}/repeticion/").content.decode()
+    assert 'data-step="0:bid:0" data-mark="blunder"' in shown
+    assert 'data-step="7:play:27" data-mark="blunder"' in shown
+    assert "5 de oros; mejor as de copas" in shown
+    # the same seed gives the same marks
+    again = [d.mark for d in analyses_marks(record, analysis.seed)]
+    assert again == [d.mark for n in sorted(rounds) for d in rounds[n].decisions]
+
+
+def analyses_marks(record: dict[str, Any], seed: int) -> list[Any]:
+    from games.engine.analysis import analyse_round
+
+    return [d for n in range(1, 9) for d in analyse_round(record, n, seed=seed, worlds=40).decisions]

@@ -57,6 +57,9 @@ DEFAULTS: dict[str, Any] = {
     "POCHA_TALK_WINDOW": 10,
     "POCHA_RATELIMIT_PREFIX": "rl",
     "POCHA_HUB_CHANNEL": "",
+    "POCHA_ANALYSIS_WORLDS": 0,
+    "POCHA_ANALYSIS_THREAD": 1,
+    "POCHA_ANALYSIS_STALE": 120.0,
     "TRUSTED_PROXIES": (),
 }
 #: Read with the database (``database_settings``), not module attributes of their own.

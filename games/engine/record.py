@@ -25,6 +25,8 @@ FORMAT_2 = "pocha-record/2"
 
 def export_record(game: GameState, *, include_current: bool = False) -> dict[str, Any]:
     """The record of ``game``: every whole round played so far (and, if asked, the one in progress)."""
+    if game.practice_round is not None:
+        raise ValueError("a practice game (one round of another game, played again) has no record")
     finished = len(game.results)
     logs = game.log if include_current else game.log[:finished]
     second = not game.rules.is_clasica

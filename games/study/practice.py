@@ -25,8 +25,9 @@ from games.table import events, history
 
 log = logging.getLogger(__name__)
 
-#: Worlds for each of difícil's decisions in the yardstick (its own search, seeded: the same every time).
-BASELINE_WORLDS = 60
+#: Worlds for each decision of the yardstick's round (None: each level's own fixed number, difícil's about what
+#: it reaches in its thinking time; seeded, so the same every time).
+BASELINE_WORLDS: int | None = None
 
 
 def _waiting() -> Q:

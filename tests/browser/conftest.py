@@ -58,12 +58,13 @@ def pocha_server_process(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, migrated_database: Path
 ) -> Iterator[Daphne]:
     """One server per test module (``support.server.sqlite_site``: its own SQLite file, in-process clock,
-    fast bots, quick tables that wait 1 s); a module with ``REAL_PACE = True`` gets the table's real pauses."""
+    fast bots, quick tables that wait 1 s); a module with ``REAL_PACE = True`` gets the table's real pauses,
+    and one with ``SERVER_SETTINGS`` those variables too."""
     server = sqlite_site(
         tmp_path_factory.mktemp("pocha-server"),
         pace=getattr(request.module, "REAL_PACE", False),
         copy_of=migrated_database,
-        settings={"POCHA_QUICK_WAIT": "1"},
+        settings={"POCHA_QUICK_WAIT": "1", **getattr(request.module, "SERVER_SETTINGS", {})},
     )
     try:
         server.start()

@@ -85,6 +85,8 @@ def test_a_practice_round_is_the_rounds_deal_and_ends_after_it(clasica: dict[str
     assert game.winners() is not None
     with pytest.raises(IllegalActionError):
         game.deal()
+    with pytest.raises(ValueError, match="no record"):  # its one round is not a game's round 1
+        export_record(game)
 
 
 def test_only_the_schedules_rounds_may_be_practised(clasica: dict[str, Any]) -> None:
