@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.admin import CancelForm, ModerationForms
 from accounts.moderation import ModerationError
-from games.models import Move, Round, Seat, Table
+from games.models import Analysis, Move, Round, Seat, Table
 from games.table import actions
 
 
@@ -155,3 +155,14 @@ class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ("kind", "by_clock", "by_bot")
     list_select_related = ("table",)
     search_fields = ("=table__id",)
+
+
+@admin.register(Analysis)
+class AnalysisAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The games' analyses and their queue: who asked, when, how far the worker is (a failed one says why)."""
+
+    list_display = ("table", "status", "requested_by", "requested_at", "rounds_done", "rounds_total", "finished_at")
+    list_filter = ("status",)
+    list_select_related = ("table", "requested_by")
+    search_fields = ("=table__id", "requested_by__username")
+    exclude = ("rounds",)

@@ -372,3 +372,22 @@ def analyses_marks(record: dict[str, Any], seed: int) -> list[Any]:
     from games.engine.analysis import analyse_round
 
     return [d for n in range(1, 9) for d in analyse_round(record, n, seed=seed, worlds=40).decisions]
+
+
+def test_a_private_games_analysis_is_for_those_who_may_see_its_replay_only() -> None:
+    ana, stranger = person("ana"), person("extraña")
+    table = actions.do_create_private_table(ana, 4, 0, True)
+    actions.do_start(table.pk, ana, table.seq)
+    table = play_to_the_end(table.pk)
+    # while it was played, nothing could be asked (not finished); now its player asks
+    analyses.do_request(table.pk, ana)
+    worker.work()
+    assert "Por jugador" in page(ana, f"/mesa/{table.pk}/repeticion/").content.decode()
+    # to someone who was not at the table it does not exist: no analysis, no status, no asking
+    with pytest.raises(actions.ActionError) as refused:
+        analyses.do_request(table.pk, stranger)
+    assert refused.value.code == "unknown_table"
+    assert page(stranger, f"/mesa/{table.pk}/repeticion/").status_code == 404
+    assert page(stranger, f"/mesa/{table.pk}/analisis/estado/").status_code == 404
+    assert post(stranger, f"/mesa/{table.pk}/jugar-mano/", {"round": "1"}).status_code == 302
+    assert not Table.objects.filter(practice_of=table).exists()
