@@ -149,7 +149,8 @@ def test_a_profile_counts_every_finished_game_and_lists_only_games_the_viewer_ma
     # The row of the public game: place, points and chips won or lost.
     row = re.search(rf'<tr data-table="{public.pk}">(.*?)</tr>', own, re.S).group(1)
     assert f"{seat.place}.º de 3" in text_of(row) and f">{seat.final_total}<" in row
-    assert text_of(row).endswith(("+" if net > 0 else "") + format_chips(net, "es"))
+    # ... and, last, the analysis: theirs to ask for (they played it), none yet
+    assert text_of(row).endswith(("+" if net > 0 else "") + format_chips(net, "es") + " Analizar la partida")
 
     # A player with no finished game yet: dashes, zeros, no rows; the header links to one's profile.
     fresh = page(browser(olga), "/jugador/olga/")
