@@ -391,3 +391,22 @@ def test_a_private_games_analysis_is_for_those_who_may_see_its_replay_only() -> 
     assert page(stranger, f"/mesa/{table.pk}/analisis/estado/").status_code == 404
     assert post(stranger, f"/mesa/{table.pk}/jugar-mano/", {"round": "1"}).status_code == 302
     assert not Table.objects.filter(practice_of=table).exists()
+
+
+def test_a_request_sends_for_the_celery_worker_after_commit_and_its_tasks_do_the_work(
+    settings: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from games.live import tasks
+
+    table, ana = finished_game("ana")
+    sent: list[Any] = []
+    monkeypatch.setattr(tasks.run_study, "apply_async", lambda *args, **kwargs: sent.append(args))
+    settings.POCHA_CELERY_CLOCK = True  # services mode: the Celery worker does the work
+    with django_capture_on_commit_callbacks(execute=True):
+        analyses.do_request(table.pk, ana)
+        assert sent == []  # not before the commit
+    assert len(sent) == 1
+    # the task the worker runs, and beat's sweep, which finds nothing left after it
+    assert tasks.run_study() == 1
+    assert Analysis.objects.get(table=table).status == Analysis.Status.DONE
+    assert tasks.sweep_study() == 0

@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy
 
 from games.engine import Card, Suit
 from games.engine.analysis import ACCURACY_SCALE, MARKS, RoundAnalysis
-from games.models import Analysis, Seat, Table
+from games.models import Analysis
 from games.read.board import card_name, suit_name
 
 #: The marks as the page names them, from the mildest.
@@ -70,9 +70,7 @@ def step_key(decision: dict[str, Any]) -> str:
     return f"{decision['round'] - 1}:{decision['kind']}:{decision['index']}"
 
 
-def analysis_context(
-    analysis: Analysis, table: Table, seats: list[Seat], names: list[str], totals: list[list[int]], language: str
-) -> dict[str, Any]:
+def analysis_context(analysis: Analysis, names: list[str], totals: list[list[int]], language: str) -> dict[str, Any]:
     """The page's analysis section and the script's data, for a finished analysis.  ``totals``: each round's
     running totals by seat (the chart)."""
     rounds = [RoundAnalysis.from_json(r) for r in analysis.rounds]

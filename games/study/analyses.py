@@ -47,21 +47,13 @@ def worlds() -> int:
     return int(settings.POCHA_ANALYSIS_WORLDS) or engine_analysis.DEFAULT_WORLDS
 
 
-def player_seat(table: Table, user: User, seats: list[Seat] | None = None) -> Seat | None:
-    """The person's seat in the game (a person's, not a bot's), or None."""
-    if not user.is_authenticated:
-        return None
-    found = seats if seats is not None else list(Seat.objects.filter(table=table))
-    return next((s for s in found if s.user_id == user.pk and not s.is_bot), None)
-
-
-def can_request(table: Table, user: User, seats: list[Seat] | None = None) -> bool:
+def can_request(table: Table, user: User, seats: list[Seat]) -> bool:
     """Whether «Analizar la partida» is offered to ``user``: a finished game (not a practice hand) they played."""
     return (
         table.status == Table.Status.FINISHED
         and not table.is_practice
         and table.first_dealer is not None
-        and player_seat(table, user, seats) is not None
+        and access.player_seat(seats, user) is not None
     )
 
 
@@ -73,16 +65,12 @@ def do_request(table_id: int, user: User) -> Analysis:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
     with transaction.atomic():
         lock_person(user)  # one pending analysis each: the check and the new row in one step for them
-        table = Table.objects.filter(pk=int(table_id)).first()
-        seats = list(Seat.objects.filter(table=table)) if table is not None else []
-        if table is None or not access.can_view(table, user, seats=seats):
-            raise ActionError("unknown_table", _("Esa mesa no existe."))
-        if table.status != Table.Status.FINISHED:
-            raise ActionError("not_finished", _("La partida aún no ha terminado: se analiza al acabar."))
-        if table.is_practice:
-            raise ActionError("practice", _("Una mano de práctica no se analiza."))
-        if player_seat(table, user, seats) is None:
-            raise ActionError("not_player", _("Solo quienes jugaron la partida pueden pedir su análisis."))
+        table, seats, _mine = access.finished_game_played(
+            table_id,
+            user,
+            not_player=_("Solo quienes jugaron la partida pueden pedir su análisis."),
+            practice=_("Una mano de práctica no se analiza."),
+        )
         kept = Analysis.objects.select_for_update().filter(table=table).first()
         if kept is not None and kept.status != Analysis.Status.FAILED:
             return kept
@@ -212,18 +200,6 @@ def _fail(analysis: Analysis, why: str) -> Analysis:
     )
     analysis.refresh_from_db()
     return analysis
-
-
-def run_pending(compute: Compute = direct, limit: int | None = None) -> int:
-    """Work out waiting analyses, oldest first, until none is left (or ``limit``): how many were taken."""
-    taken = 0
-    while limit is None or taken < limit:
-        analysis = claim()
-        if analysis is None:
-            break
-        run(analysis, compute)
-        taken += 1
-    return taken
 
 
 def has_work() -> bool:

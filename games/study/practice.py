@@ -92,14 +92,3 @@ def run(table: Table, compute: Compute = direct) -> dict[str, Any] | None:
     Table.objects.filter(pk=table.pk).update(practice_baseline=result)
     events.emit(events.Redraw(table.pk))  # a board already at the end of the hand shows it
     return result
-
-
-def run_pending(compute: Compute = direct, limit: int | None = None) -> int:
-    taken = 0
-    while limit is None or taken < limit:
-        table = claim()
-        if table is None:
-            break
-        run(table, compute)
-        taken += 1
-    return taken

@@ -31,13 +31,18 @@ def has_work() -> bool:
 
 
 def work(compute: Compute = direct) -> int:
-    """Everything waiting, until nothing is: how many jobs were done."""
+    """Everything waiting, until nothing is: how many jobs were done.  Every waiting yardstick before each
+    analysis (an analysis takes a minute; a yardstick, for a person at that table now, seconds)."""
     done = 0
     while True:
-        taken = practice.run_pending(compute) + analyses.run_pending(compute, limit=1)
-        if not taken:
+        while (table := practice.claim()) is not None:
+            practice.run(table, compute)
+            done += 1
+        analysis = analyses.claim()
+        if analysis is None:
             return done
-        done += taken
+        analyses.run(analysis, compute)
+        done += 1
 
 
 # -- the embedded mode: a thread, and a process for the searching ---------------------------------

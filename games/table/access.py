@@ -163,3 +163,31 @@ def can_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] 
     except ActionError:
         return False
     return True
+
+
+def player_seat(seats: list[Seat], user: Any) -> Seat | None:
+    """The person's own seat among ``seats`` (a person's, not a bot's), or None."""
+    if user is None or not user.is_authenticated:
+        return None
+    return next((s for s in seats if s.user_id == user.pk and not s.is_bot), None)
+
+
+def finished_game_played(table_id: Any, user: Any, not_player: Any, practice: Any) -> tuple[Table, list[Seat], Seat]:
+    """A finished game (not a practice hand) that ``user`` played, its seats and their seat — what the analysis
+    and «Juega esta mano» are for.  ActionError otherwise: a table they may not see does not exist; the
+    others say why, in the caller's words (``not_player``, ``practice``)."""
+    try:
+        table = Table.objects.filter(pk=int(table_id)).first()
+    except (TypeError, ValueError):
+        table = None
+    seats = list(Seat.objects.filter(table=table)) if table is not None else []
+    if table is None or not can_view(table, user, seats=seats):
+        raise ActionError("unknown_table", _("Esa mesa no existe."))
+    if table.status != Table.Status.FINISHED or table.first_dealer is None:
+        raise ActionError("not_finished", _("La partida aún no ha terminado."))
+    if table.is_practice:
+        raise ActionError("practice", practice)
+    mine = player_seat(seats, user)
+    if mine is None:
+        raise ActionError("not_player", not_player)
+    return table, seats, mine

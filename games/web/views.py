@@ -256,10 +256,13 @@ def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
     return _go(request, "games:table", table_id=table_id)
 
 
-def _go(request: HttpRequest, to: str, **kwargs: object) -> HttpResponse:
-    """Redirect; for an htmx request (a form drawn over the socket, whose CSRF token travels in the page's
-    ``hx-headers``), the same as ``HX-Redirect`` so the browser loads the page itself."""
+def _go(request: HttpRequest, to: str, anchor: str = "", **kwargs: object) -> HttpResponse:
+    """Redirect (to ``#anchor`` on the page, if given); for an htmx request (a form drawn over the socket, whose
+    CSRF token travels in the page's ``hx-headers``), the same as ``HX-Redirect`` so the browser loads the
+    page itself."""
     response = redirect(to, **kwargs)
+    if anchor:
+        response["Location"] += f"#{anchor}"
     if request.headers.get("HX-Request") == "true":
         location = response["Location"]
         response = HttpResponse(status=204)
@@ -347,7 +350,7 @@ def replay(request: HttpRequest, table_id: int) -> HttpResponse:
     language = get_language() or "es"
     ctx = profiles.replay_context(table, record, seats, usernames, language)
     ctx["analysis"] = _analysis_section(request, table, seats, ctx, language)
-    mine = analyses.player_seat(table, request.user, seats)
+    mine = access.player_seat(seats, request.user)
     playable = practice.practice_rounds(table) if mine is not None and not table.is_practice else 0
     for row, entry in zip(ctx["summary"], record["rounds"]):
         row["can_practice"] = row["number"] <= playable and bool(entry["hands"][mine.position] if mine else False)
@@ -368,9 +371,7 @@ def _analysis_section(
     elif found.status == Analysis.Status.DONE:
         rounds = ctx["replay_data"]["rounds"]
         names = list(ctx["replay_data"]["players"])
-        section.update(
-            analysis_read.analysis_context(found, table, seats, names, [r["totals"] for r in rounds], language)
-        )
+        section.update(analysis_read.analysis_context(found, names, [r["totals"] for r in rounds], language))
         ctx["replay_data"]["analysis"] = section["script"]
     elif found.status == Analysis.Status.FAILED:
         section["state"] = "failed"
@@ -392,12 +393,7 @@ def analyse(request: HttpRequest, table_id: int) -> HttpResponse:
             return _go(request, "home")
         if error.code == "not_finished":
             return _go(request, "games:table", table_id=table_id)
-    response = _go(request, "games:replay", table_id=table_id)
-    if response.has_header("Location"):
-        response["Location"] += "#analisis"
-    else:
-        response["HX-Redirect"] += "#analisis"
-    return response
+    return _go(request, "games:replay", anchor="analisis", table_id=table_id)
 
 
 @login_required

@@ -37,19 +37,14 @@ def do_play_again(user: User, table_id: int, number: int) -> Table:
         raise ActionError("bad_round", _("Esa ronda no existe.")) from None
     with transaction.atomic():
         lock_person(user)  # one live table each: the check and the new seat in one step for them
-        source = Table.objects.filter(pk=int(table_id)).first()
-        seats = list(Seat.objects.filter(table=source)) if source is not None else []
-        if source is None or not access.can_view(source, user, seats=seats):
-            raise ActionError("unknown_table", _("Esa mesa no existe."))
-        if source.status != Table.Status.FINISHED:
-            raise ActionError("not_finished", _("La partida aún no ha terminado."))
-        if source.is_practice:
-            raise ActionError("practice", _("Esta ya es una mano de práctica: vuelve a la partida para elegir otra."))
-        mine = next((s for s in seats if s.user_id == user.pk and not s.is_bot), None)
-        if mine is None:
-            raise ActionError("not_player", _("Solo quien jugó en esa partida puede volver a jugar sus manos."))
+        source, _seats, mine = access.finished_game_played(
+            table_id,
+            user,
+            not_player=_("Solo quien jugó en esa partida puede volver a jugar sus manos."),
+            practice=_("Esta ya es una mano de práctica: vuelve a la partida para elegir otra."),
+        )
         dealt = Round.objects.filter(table=source, number=number).first()
-        if dealt is None or not 1 <= number <= practice_rounds(source) or source.first_dealer is None:
+        if dealt is None or not 1 <= number <= practice_rounds(source):
             raise ActionError("bad_round", _("Esa ronda no existe."))
         if not dealt.hands[mine.position]:
             raise ActionError("resting", _("En esa ronda descansabas: no tenías cartas que jugar."))
