@@ -76,6 +76,12 @@ def pot_account(table_id: int) -> Account:
     return account
 
 
+def pool_account(tournament_id: int) -> Account:
+    """A tournament's pool: the entry fees, until they are paid out as prizes or refunded."""
+    account, _created = Account.objects.get_or_create(kind=Account.Kind.POOL, tournament_id=tournament_id)
+    return account
+
+
 def balance(user_id: int) -> int:
     """A user's chips (0 before their account exists)."""
     value = Account.objects.filter(kind=Account.Kind.USER, user_id=user_id).values_list("balance", flat=True).first()
@@ -93,7 +99,13 @@ def lock_accounts(accounts: Iterable[Account]) -> None:
 
 
 def post(
-    kind: str, key: str, legs: Iterable[tuple[Account, int]], *, table_id: int | None = None, note: str = ""
+    kind: str,
+    key: str,
+    legs: Iterable[tuple[Account, int]],
+    *,
+    table_id: int | None = None,
+    tournament_id: int | None = None,
+    note: str = "",
 ) -> Transaction | None:
     """Record one transaction of ``legs`` (account, chips in or out); None if ``key`` was already recorded."""
     if not transaction.get_connection().in_atomic_block:
@@ -112,11 +124,13 @@ def post(
         return None
     for pk, amount in amounts.items():
         account = locked[pk]
-        if account.kind in (Account.Kind.USER, Account.Kind.POT) and account.balance + amount < 0:
+        if account.kind in (Account.Kind.USER, Account.Kind.POT, Account.Kind.POOL) and account.balance + amount < 0:
             raise InsufficientChips(account.balance, -amount)
     try:
         with transaction.atomic():
-            record = Transaction.objects.create(kind=kind, key=key, table_id=table_id, note=note[:200])
+            record = Transaction.objects.create(
+                kind=kind, key=key, table_id=table_id, tournament_id=tournament_id, note=note[:200]
+            )
             entries = []
             for pk in sorted(amounts):
                 account = locked[pk]
@@ -212,6 +226,6 @@ def audit() -> list[str]:
             problems.append(
                 f"account {account.pk} holds {account.balance} but its entries sum to {sums.get(account.pk, 0)}"
             )
-        if account.kind in (Account.Kind.USER, Account.Kind.POT) and account.balance < 0:
+        if account.kind in (Account.Kind.USER, Account.Kind.POT, Account.Kind.POOL) and account.balance < 0:
             problems.append(f"account {account.pk} ({account.kind}) is negative: {account.balance}")
     return problems

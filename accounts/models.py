@@ -26,6 +26,7 @@ class Account(models.Model):
         HOUSE = "house", _("la casa")
         GRANTS = "grants", _("regalos")
         POT = "pot", _("bote")
+        POOL = "pool", _("bolsa de un torneo")
 
     kind = models.CharField(_("tipo"), max_length=8, choices=Kind.choices)
     user = models.OneToOneField(
@@ -44,6 +45,14 @@ class Account(models.Model):
         related_name="pot_account",
         verbose_name=_("mesa"),
     )
+    tournament = models.OneToOneField(
+        "games.Tournament",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="pool_account",
+        verbose_name=_("torneo"),
+    )
     balance = models.BigIntegerField(_("saldo"), default=0)
 
     class Meta:
@@ -58,11 +67,12 @@ class Account(models.Model):
             ),
             models.CheckConstraint(
                 condition=(
-                    Q(kind="user", user__isnull=False, table__isnull=True)
-                    | Q(kind="pot", user__isnull=True, table__isnull=False)
-                    | Q(kind__in=["house", "grants"], user__isnull=True, table__isnull=True)
+                    Q(kind="user", user__isnull=False, table__isnull=True, tournament__isnull=True)
+                    | Q(kind="pot", user__isnull=True, table__isnull=False, tournament__isnull=True)
+                    | Q(kind="pool", user__isnull=True, table__isnull=True, tournament__isnull=False)
+                    | Q(kind__in=["house", "grants"], user__isnull=True, table__isnull=True, tournament__isnull=True)
                 ),
-                name="account_owner_matches_kind",
+                name="account_owner_matches_kind_v2",
             ),
             models.UniqueConstraint(
                 fields=["kind"], condition=Q(kind__in=["house", "grants"]), name="account_one_house_one_grants"
@@ -72,6 +82,11 @@ class Account(models.Model):
     def __str__(self) -> str:
         if self.kind == self.Kind.USER:
             return gettext("%(user)s (%(balance)s fichas)") % {"user": self.user, "balance": self.balance}
+        if self.kind == self.Kind.POOL:
+            return gettext("Bolsa del torneo %(tournament)s (%(balance)s fichas)") % {
+                "tournament": self.tournament_id,
+                "balance": self.balance,
+            }
         if self.kind == self.Kind.POT:
             return gettext("Bote de la mesa %(table)s (%(balance)s fichas)") % {
                 "table": self.table_id,
@@ -91,6 +106,8 @@ class Transaction(models.Model):
         REFUND = "refund", _("Devolución")
         PAYOUT = "payout", _("Bote")
         ADJUSTMENT = "adjustment", _("Ajuste")
+        ENTRY = "entry", _("Inscripción en un torneo")
+        PRIZE = "prize", _("Premio de un torneo")
 
     kind = models.CharField(_("tipo"), max_length=12, choices=Kind.choices)
     #: The one event this transaction records; a second attempt at the same event finds it taken.
@@ -102,6 +119,14 @@ class Transaction(models.Model):
         on_delete=models.PROTECT,
         related_name="chip_transactions",
         verbose_name=_("mesa"),
+    )
+    tournament = models.ForeignKey(
+        "games.Tournament",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="chip_transactions",
+        verbose_name=_("torneo"),
     )
     note = models.CharField(_("motivo"), max_length=200, blank=True, default="")
     created_at = models.DateTimeField(_("fecha"), auto_now_add=True)

@@ -177,6 +177,18 @@ class Table(models.Model):
     #: tricks and its points, worked out by the worker once the table is made (None until then).
     practice_baseline = models.JSONField(_("resultado de difícil"), null=True, blank=True)
 
+    #: A tournament's table: which tournament, which of its games (from 1) and which table of that game (from 1).
+    tournament = models.ForeignKey(
+        "Tournament",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="tables",
+        verbose_name=_("torneo"),
+    )
+    tournament_game = models.PositiveSmallIntegerField(_("partida del torneo"), null=True, blank=True)
+    tournament_number = models.PositiveSmallIntegerField(_("mesa del torneo"), null=True, blank=True)
+
     #: Set when the table is cancelled (blank for a table that never was, or was cancelled before it was kept).
     cancel_reason = models.CharField(
         _("motivo de la cancelación"), max_length=20, choices=CancelReason.choices, blank=True, default=""
@@ -223,6 +235,10 @@ class Table(models.Model):
     @property
     def is_practice(self) -> bool:
         return self.practice_of_id is not None
+
+    @property
+    def is_tournament(self) -> bool:
+        return self.tournament_id is not None
 
 
 class Seat(models.Model):
@@ -456,3 +472,169 @@ class Analysis(models.Model):
     @property
     def pending(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class Tournament(models.Model):
+    """A tournament: staff create it (in the admin), players register (paying the entry fee, if any) until it
+    starts; then ``games.tournaments`` seats them at tables of ``size`` (difícil bots in the empty places) and
+    runs it to the end, when the prizes are paid out of the entries (``prizes``, percentages by final place).
+
+    * Duplicate («duplicado»): one game; every table plays the same deals in the same seat order (dealt from
+      ``seed``), and each seat's points on each deal are compared with the same seat at every other table
+      (matchpoints: 1 for each player beaten, ½ for each tie).
+    * Por puntos: ``games`` games; after each, the tables are formed again by the standings (the leaders
+      together) and each seat scores position points at its table (1 for each player it beat, ½ for each tie).
+
+    ``deals``: how many rounds of the rules' schedule each game plays (0: the whole game), spread over it
+    (``games.tournaments.scoring.deal_rounds``)."""
+
+    class Format(models.TextChoices):
+        DUPLICATE = "duplicate", _("duplicado")
+        POINTS = "points", _("por puntos")
+
+    class Status(models.TextChoices):
+        SCHEDULED = "scheduled", _("inscripción")
+        PLAYING = "playing", _("en juego")
+        FINISHED = "finished", _("terminado")
+        CANCELLED = "cancelled", _("cancelado")
+
+    name = models.CharField(_("nombre"), max_length=100)
+    format = models.CharField(_("formato"), max_length=10, choices=Format.choices, default=Format.DUPLICATE)
+    rules = models.CharField(_("reglas"), max_length=RULES_KEY_LENGTH, default="clasica")
+    size = models.PositiveSmallIntegerField(
+        _("jugadores por mesa"), default=4, choices=[(n, str(n)) for n in range(3, MOST_PLAYERS + 1)]
+    )
+    #: Places on offer (a multiple of ``size``): also the most tables a game can have, times ``size``.
+    places = models.PositiveSmallIntegerField(_("plazas"), default=16)
+    deals = models.PositiveSmallIntegerField(_("manos por partida"), default=0, help_text=_("0: la partida entera"))
+    games = models.PositiveSmallIntegerField(_("partidas"), default=1, help_text=_("por puntos: cuántas partidas"))
+    entry_fee = models.PositiveIntegerField(_("inscripción (fichas)"), default=0)
+    #: The prize table: percentages of the entries for the 1st, 2nd… place among the people («50,30,20»).
+    prizes = models.CharField(_("premios (%)"), max_length=100, default="50,30,20", blank=True)
+    registration_opens_at = models.DateTimeField(_("inscripción desde"), default=timezone.now)
+    starts_at = models.DateTimeField(_("empieza el"))
+    #: Repeats: a new tournament like this one, this many days after it starts (0: once; 7: every week).
+    repeat_days = models.PositiveSmallIntegerField(_("se repite cada (días)"), default=0)
+    #: A game may last this many minutes past the first table's end before its late tables are hurried
+    #: (every seat played by the bot at once) so as not to hold up the others.
+    late_minutes = models.PositiveSmallIntegerField(_("espera máxima por una mesa (minutos)"), default=10)
+    bid_seconds = models.PositiveSmallIntegerField(_("segundos para pedir"), default=30)
+    card_seconds = models.PositiveSmallIntegerField(_("segundos para jugar carta"), default=30)
+    #: A duplicate result this many points away from the deal's par is flagged for staff.
+    flag_points = models.PositiveSmallIntegerField(_("aviso si se aleja del par (puntos)"), default=40)
+    status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.SCHEDULED)
+    #: The deals of every table come from it (the same seed: the same cards, seat by seat).
+    seed = models.BigIntegerField(_("semilla"), null=True, blank=True)
+    #: The game being played (0 before the start).
+    current_game = models.PositiveSmallIntegerField(_("partida en juego"), default=0)
+    #: When the first table of the current game finished (the late limit counts from it).
+    first_done_at = models.DateTimeField(_("primera mesa terminada el"), null=True, blank=True)
+    #: When the runner should look at it next (the start, a late limit); the sweeper's index.
+    due_at = models.DateTimeField(_("próximo paso automático"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("terminado el"), null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tournaments_created",
+        verbose_name=_("creado por"),
+    )
+    created_at = models.DateTimeField(_("creado el"), auto_now_add=True)
+    #: The next one of a repeating tournament, once created.
+    next = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="previous", verbose_name=_("siguiente")
+    )
+    #: Bumped on every change the tournament's page shows (registrations, tables, deals finished).
+    seq = models.PositiveIntegerField(_("versión"), default=0)
+    cancel_note = models.CharField(_("motivo de la cancelación"), max_length=200, blank=True, default="")
+    #: Once finished: the final standings as shown (``games.tournaments.scoring.Standing.as_json``), kept.
+    results = models.JSONField(_("clasificación final"), null=True, blank=True)
+    #: Duplicate: difícil's points on each deal by seat (the par), worked out by the worker.
+    par = models.JSONField(_("par de cada mano"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("torneo")
+        verbose_name_plural = _("torneos")
+        ordering = ["-starts_at"]
+        indexes = [
+            models.Index(fields=["status", "starts_at"], name="tournament_status_idx"),
+            models.Index(fields=["due_at"], name="tournament_due_idx", condition=models.Q(due_at__isnull=False)),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(rules__in=RULES_KEYS), name="tournament_rules_known"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def game_rules(self) -> Rules:
+        return rules_of(self.rules)
+
+    def rules_name(self) -> str:
+        return rules_name(self.game_rules)
+
+    def prize_percentages(self) -> list[int]:
+        """``prizes`` as numbers («50,30,20» → [50, 30, 20]); ValueError for anything else."""
+        text = (self.prizes or "").replace(" ", "")
+        if not text:
+            return []
+        values = [int(part) for part in text.split(",")]
+        if any(v <= 0 for v in values) or sum(values) > 100:
+            raise ValueError(text)
+        return values
+
+
+class Registration(models.Model):
+    """A person's place in a tournament: the entry fee went into the tournament's pool when they registered,
+    and comes back if they withdraw before the start or the tournament is cancelled."""
+
+    tournament = models.ForeignKey(
+        Tournament, on_delete=models.CASCADE, related_name="registrations", verbose_name=_("torneo")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="registrations", verbose_name=_("jugador")
+    )
+    registered_at = models.DateTimeField(_("inscrito el"), auto_now_add=True)
+    #: The address they registered from: no two people of one address share a tournament table.
+    address = models.GenericIPAddressField(_("dirección"), null=True, blank=True)
+    #: Chips paid (the fee at the time), and whether they came back.
+    paid = models.PositiveIntegerField(_("pagado"), default=0)
+    withdrawn = models.BooleanField(_("retirado"), default=False)
+    #: Once finished: final place among the people, points, and chips won.
+    place = models.PositiveSmallIntegerField(_("puesto"), null=True, blank=True)
+    score = models.FloatField(_("puntos"), null=True, blank=True)
+    prize = models.PositiveIntegerField(_("premio"), default=0)
+
+    class Meta:
+        verbose_name = _("inscripción")
+        verbose_name_plural = _("inscripciones")
+        ordering = ["registered_at", "pk"]
+        constraints = [models.UniqueConstraint(fields=["tournament", "user"], name="registration_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tournament}"
+
+
+class Flag(models.Model):
+    """A duplicate result far from the deal's par, for staff to look at (fair play)."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="flags", verbose_name=_("torneo"))
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="+", verbose_name=_("mesa"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("jugador")
+    )
+    deal = models.PositiveSmallIntegerField(_("mano"))
+    seat = models.PositiveSmallIntegerField(_("asiento"))
+    points = models.IntegerField(_("puntos"))
+    par = models.IntegerField(_("par"))
+    reviewed = models.BooleanField(_("revisado"), default=False)
+
+    class Meta:
+        verbose_name = _("aviso de juego limpio")
+        verbose_name_plural = _("avisos de juego limpio")
+        constraints = [models.UniqueConstraint(fields=["table", "deal", "seat"], name="flag_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.deal}: {self.points} / {self.par}"
