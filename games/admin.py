@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -21,8 +22,9 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.admin import CancelForm, ModerationForms
 from accounts.moderation import ModerationError
-from games.models import Analysis, Move, Round, Seat, Table
+from games.models import RULES_KEYS, Analysis, Flag, Move, Registration, Round, Seat, Table, Tournament, rules_of
 from games.table import actions
+from games.tournaments import runner
 
 
 class ReadOnlyMixin:
@@ -166,3 +168,124 @@ class AnalysisAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_select_related = ("table", "requested_by")
     search_fields = ("=table__id", "requested_by__username")
     exclude = ("rounds",)
+
+
+class TournamentForm(forms.ModelForm):
+    """A tournament as staff set it up: every choice checked against the rules it is played by."""
+
+    class Meta:
+        model = Tournament
+        fields = (
+            "name",
+            "format",
+            "rules",
+            "size",
+            "places",
+            "deals",
+            "games",
+            "entry_fee",
+            "prizes",
+            "registration_opens_at",
+            "starts_at",
+            "repeat_days",
+            "late_minutes",
+            "bid_seconds",
+            "card_seconds",
+            "flag_points",
+        )
+        widgets = {"rules": forms.Select(choices=[(key, key) for key in RULES_KEYS])}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        rules, size, places = data.get("rules"), data.get("size"), data.get("places")
+        if rules and size:
+            try:
+                rules_of(rules).check_players(size)
+            except ValueError:
+                self.add_error("size", gettext("Esas reglas no se juegan con %(size)s jugadores.") % {"size": size})
+        if size and places is not None and (places < 2 * size or places % size):
+            self.add_error(
+                "places", gettext("Las plazas son un múltiplo de los jugadores por mesa (dos mesas al menos).")
+            )
+        try:
+            Tournament(prizes=data.get("prizes") or "").prize_percentages()
+        except ValueError:
+            self.add_error(
+                "prizes", gettext("Los premios son porcentajes separados por comas que suman 100 como mucho.")
+            )
+        opens, starts = data.get("registration_opens_at"), data.get("starts_at")
+        if opens and starts and opens >= starts:
+            self.add_error("starts_at", gettext("El torneo empieza después de abrir la inscripción."))
+        if data.get("format") == Tournament.Format.DUPLICATE and data.get("games", 1) != 1:
+            self.add_error("games", gettext("Un torneo duplicado es de una partida."))
+        return data
+
+
+class RegistrationInline(ReadOnlyMixin, admin.TabularInline):
+    model = Registration
+    extra = 0
+    fields = readonly_fields = ("user", "registered_at", "address", "paid", "refunded", "place", "score", "prize")
+
+
+class FlagInline(ReadOnlyMixin, admin.TabularInline):
+    model = Flag
+    extra = 0
+    fields = readonly_fields = ("user", "table", "deal", "seat", "points", "par", "reviewed")
+
+
+@admin.register(Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    """Tournaments: staff create them (or a repeating one creates the next); until the start its settings may
+    change; «Cancelar el torneo» refunds every entry, once."""
+
+    form = TournamentForm
+    list_display = ("name", "format", "rules", "size", "starts_at", "status", "entry_fee", "registrations_count")
+    list_filter = ("status", "format", "rules")
+    search_fields = ("name",)
+    inlines = (RegistrationInline, FlagInline)
+    actions = ("cancel_tournaments",)
+
+    @admin.display(description=_("inscritos"))
+    def registrations_count(self, obj: Tournament) -> int:
+        return obj.registrations.count()
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Tournament | None = None) -> Any:
+        if obj is not None and obj.status != Tournament.Status.SCHEDULED:
+            return TournamentForm.Meta.fields
+        return ()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Tournament | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Tournament, form: Any, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user  # type: ignore[assignment]
+        if obj.status == Tournament.Status.SCHEDULED:
+            obj.due_at = obj.starts_at
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description=_("Cancelar el torneo (devuelve las inscripciones)"))
+    def cancel_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> None:
+        for tournament in queryset:
+            try:
+                runner.cancel(tournament.pk, gettext("Cancelado por la organización."))
+            except runner.CannotCancel:
+                self.message_user(
+                    request,
+                    gettext("«%(name)s» ya ha empezado: no se puede cancelar.") % {"name": tournament.name},
+                    level="error",
+                )
+
+
+@admin.register(Flag)
+class FlagAdmin(admin.ModelAdmin):
+    """Fair play: duplicate results far from the deal's par, for staff to look at."""
+
+    list_display = ("tournament", "user", "table", "deal", "seat", "points", "par", "reviewed")
+    list_filter = ("reviewed",)
+    list_select_related = ("tournament", "user")
+    fields = ("tournament", "user", "table", "deal", "seat", "points", "par", "reviewed")
+    readonly_fields = ("tournament", "user", "table", "deal", "seat", "points", "par")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -188,6 +188,8 @@ class Table(models.Model):
     )
     tournament_game = models.PositiveSmallIntegerField(_("partida del torneo"), null=True, blank=True)
     tournament_number = models.PositiveSmallIntegerField(_("mesa del torneo"), null=True, blank=True)
+    #: The rounds of the schedule this game plays (a tournament's deals), in order; null: the whole game.
+    deals = models.JSONField(_("manos que se juegan"), null=True, blank=True)
 
     #: Set when the table is cancelled (blank for a table that never was, or was cancelled before it was kept).
     cancel_reason = models.CharField(
@@ -599,9 +601,10 @@ class Registration(models.Model):
     registered_at = models.DateTimeField(_("inscrito el"), auto_now_add=True)
     #: The address they registered from: no two people of one address share a tournament table.
     address = models.GenericIPAddressField(_("dirección"), null=True, blank=True)
-    #: Chips paid (the fee at the time), and whether they came back.
+    #: Chips paid (the fee at the time): they come back if the person withdraws before the start (the
+    #: registration is then deleted) or the tournament is cancelled.
     paid = models.PositiveIntegerField(_("pagado"), default=0)
-    withdrawn = models.BooleanField(_("retirado"), default=False)
+    refunded = models.BooleanField(_("devuelto"), default=False)
     #: Once finished: final place among the people, points, and chips won.
     place = models.PositiveSmallIntegerField(_("puesto"), null=True, blank=True)
     score = models.FloatField(_("puntos"), null=True, blank=True)

@@ -698,6 +698,8 @@ CELERY_BEAT_SCHEDULE = {
     "pocha-sweep-presence": {"task": "games.tasks.sweep_presence", "schedule": POCHA_PRESENCE_BEAT},
     # Analyses and practice yardsticks whose message was lost, or whose worker died mid-way.
     "pocha-sweep-study": {"task": "games.tasks.sweep_study", "schedule": 10.0},
+    # Tournaments whose start time passed, whose tables are late, or whose table's end message was lost.
+    "pocha-sweep-tournaments": {"task": "games.tasks.sweep_tournaments", "schedule": 2.0},
 }
 
 

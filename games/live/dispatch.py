@@ -4,14 +4,23 @@
 ``TableChanged`` is pushed to everyone showing the table (``push.table_changed``, with the snapshot the
 change packed) and arms the table's next step (``timers.arm``); a ``Redraw`` asks every viewer to draw the
 table again at the same seq; ``DueMoved`` re-arms the next step; ``AccountSuspended`` closes the person's
-sockets; ``StudyQueued`` wakes the analysis worker.  Table talk, which changes nothing, is sent from here too (``say``).
+sockets; ``StudyQueued`` wakes the analysis worker; ``TournamentChanged`` redraws the tournament's pages
+and, when one of its tables finished, lets the tournament move on at once.  Table talk, which changes nothing, is sent from here too (``say``).
 """
 
 from __future__ import annotations
 
 from games.live import push, timers
 from games.models import Table
-from games.table.events import AccountSuspended, DueMoved, Event, Redraw, StudyQueued, TableChanged
+from games.table.events import (
+    AccountSuspended,
+    DueMoved,
+    Event,
+    Redraw,
+    StudyQueued,
+    TableChanged,
+    TournamentChanged,
+)
 
 
 def handle(event: Event) -> None:
@@ -32,6 +41,10 @@ def handle(event: Event) -> None:
         push.account_suspended(event.user_id, event.reason)
     elif isinstance(event, StudyQueued):
         timers.queue_study()
+    elif isinstance(event, TournamentChanged):
+        push.tournament_changed(event.tournament_id, event.seq)
+        if event.table_done:
+            timers.advance_tournament(event.tournament_id)
 
 
 async def say(table_id: int, seat: int, phrase: str) -> None:

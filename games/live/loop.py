@@ -83,3 +83,7 @@ async def _sweep_forever() -> None:
             await timers.sweep_async()
         except Exception:
             log.exception("sweeper failed")
+        try:
+            await timers.sweep_tournaments_async()
+        except Exception:
+            log.exception("tournament sweep failed")

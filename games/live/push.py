@@ -82,6 +82,16 @@ def _send(group: str, message: dict[str, Any]) -> None:
         log.exception("push to %s failed", group)
 
 
+def tournament_group(tournament_id: int) -> str:
+    """Every open socket of a tournament's page."""
+    return f"tournament-{tournament_id}"
+
+
+def tournament_changed(tournament_id: int, seq: int | None) -> None:
+    """Tell every open page of the tournament to draw it again (its standings, tables, registrations)."""
+    _send(tournament_group(tournament_id), {"type": "tournament.changed", "tournament": tournament_id, "seq": seq})
+
+
 def account_suspended(user_id: int, reason: str) -> None:
     """Tell every open socket of a person just suspended to say why and close (call after commit).
     The suspension stands even if this fails: every later action and connection is refused anyway."""

@@ -12,6 +12,7 @@ from celery import shared_task
 from games.live import presence
 from games.study import worker
 from games.table.actions import due
+from games.tournaments import runner
 
 
 @shared_task(name="games.tasks.run_due", ignore_result=True)
@@ -41,3 +42,16 @@ def run_study() -> int:
 def sweep_study() -> int:
     """Beat's look for study work whose message was lost or whose worker died: done here, if any."""
     return worker.work() if worker.has_work() else 0
+
+
+@shared_task(name="games.tasks.advance_tournament", ignore_result=True)
+def advance_tournament(tournament_id: int) -> str:
+    """One of the tournament's tables finished: its next game or its end, if due now."""
+    return runner.advance(tournament_id)
+
+
+@shared_task(name="games.tasks.sweep_tournaments", ignore_result=True)
+def sweep_tournaments() -> int:
+    """Beat's look at every tournament to start or playing (a start time passed, a late table, a lost
+    message): each advanced if anything is due."""
+    return runner.sweep()

@@ -35,6 +35,7 @@ from games.live import tasks
 from games.live.hotpath import db
 from games.study import worker
 from games.table.actions import due as due_steps
+from games.tournaments import runner
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,38 @@ def queue_study() -> None:
             log.warning("the analysis worker could not be sent for; beat's sweep will find the work", exc_info=True)
     elif settings.POCHA_ANALYSIS_THREAD:
         worker.wake()
+
+
+def advance_tournament(tournament_id: int) -> None:
+    """One of the tournament's tables finished (called after commit): the tournament moves on now — in the
+    Celery worker, or on a database thread of this server process.  A lost message costs a few seconds:
+    the sweepers advance every playing tournament."""
+    if celery_clock():
+        try:
+            tasks.advance_tournament.apply_async((tournament_id,))
+        except Exception:
+            log.warning("tournament %s: the worker could not be sent for; the sweep will", tournament_id, exc_info=True)
+        return
+    loop = _loop
+    if loop is None or loop.is_closed():
+        return  # no server loop here (a management command, a test): the sweep will
+    loop.call_soon_threadsafe(_advance_soon, loop, tournament_id, context=contextvars.Context())
+
+
+def _advance_soon(loop: asyncio.AbstractEventLoop, tournament_id: int) -> None:
+    loop.create_task(advance_tournament_async(tournament_id), context=contextvars.Context())
+
+
+async def advance_tournament_async(tournament_id: int) -> None:
+    try:
+        await db(runner.advance, tournament_id)
+    except Exception:
+        log.exception("tournament %s could not advance", tournament_id)
+
+
+async def sweep_tournaments_async() -> None:
+    """The server's own sweep of the tournaments (without Celery)."""
+    await db(runner.sweep)
 
 
 #: The timer armed on this loop for each table: (its seq, its handle).  One per table: a newer step

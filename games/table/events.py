@@ -70,7 +70,18 @@ class StudyQueued:
     yardstick (difícil in the person's seat) is to be played."""
 
 
-Event = TableChanged | Redraw | DueMoved | AccountSuspended | StudyQueued
+@dataclass(frozen=True)
+class TournamentChanged:
+    """Something a tournament's page shows changed (a registration, its tables, a deal finished at one of
+    them): its page draws the tournament again.  ``table_done``: one of its tables finished, so the tournament
+    may move on (the next game, or its end) at once rather than at the runner's next sweep."""
+
+    tournament_id: int
+    seq: int | None = None
+    table_done: bool = False
+
+
+Event = TableChanged | Redraw | DueMoved | AccountSuspended | StudyQueued | TournamentChanged
 Handler = Callable[[Event], None]
 
 _handlers: list[Handler] = []

@@ -54,6 +54,8 @@ class Logged:
     deals: tuple[tuple[int, tuple[tuple[str, ...], ...], str | None, int], ...]  # (number, hands, trump card, seed)
     moves: dict[int, list[tuple[int, str, str]]]
     rules: Rules = CLASICA
+    #: The rounds of the schedule the game plays (a tournament's deals); None: the whole game.
+    rounds: tuple[int, ...] | None = None
 
 
 def read_log(table: Table, seats: Iterable[Seat] | None = None) -> Logged | None:
@@ -77,7 +79,12 @@ def read_log(table: Table, seats: Iterable[Seat] | None = None) -> Logged | None
     ):
         moves.setdefault(number, []).append((seat, kind, value))
     return Logged(
-        tuple(names.get(p, f"P{p + 1}") for p in range(table.size)), table.first_dealer, deals, moves, table.game_rules
+        tuple(names.get(p, f"P{p + 1}") for p in range(table.size)),
+        table.first_dealer,
+        deals,
+        moves,
+        table.game_rules,
+        tuple(int(n) for n in table.deals) if table.deals else None,
     )
 
 
@@ -92,7 +99,7 @@ def record(table: Table, *, include_current: bool = False, log: Logged | None = 
     log = log or read_log(table)
     if log is None:
         return None
-    if not log.rules.is_clasica:
+    if not log.rules.is_clasica or log.rounds is not None:
         # The round's kind and the subastados' blind bids come from the rules: the engine's own record of
         # the log replayed (every move checked again).
         return export_record(replay_log(log), include_current=include_current)
@@ -120,7 +127,10 @@ class BrokenLog(Exception):
 
 def replay_log(log: Logged) -> GameState:
     """The whole game the log describes, history included, every move checked by the engine."""
-    game = GameState(list(log.names), log.first_dealer, rules=log.rules)
+    if log.rounds is not None:
+        game = GameState.of_rounds(log.rules, list(log.names), log.first_dealer, log.rounds)
+    else:
+        game = GameState(list(log.names), log.first_dealer, rules=log.rules)
     for number, hands, trump_card, seed in log.deals:
         try:
             game.deal(

@@ -15,7 +15,7 @@ from games.engine.presets import PLAYERS
 from games.models import CODE_ALPHABET, CODE_LENGTH, PRESET_LABELS, STAKES, Seat, Table, rules_of
 from games.table import access, clock, events, history, rows, snapshot
 from games.table.errors import ActionError
-from games.table.events import Redraw, TableChanged
+from games.table.events import Redraw, TableChanged, TournamentChanged
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -87,6 +87,9 @@ def commit(
         else None,
     )
     events.emit(changed)
+    if table.tournament_id is not None and (ended or "status" in fields):
+        # the tournament's standings moved (a deal finished), or one of its tables started or ended
+        events.emit(TournamentChanged(table.tournament_id, table_done=fields.get("status") == Table.Status.FINISHED))
     if table.rematch_of_id is not None and (table.status == Table.Status.WAITING or "status" in fields):
         # the finished game's screen shows who is at its rematch, and whether it started
         events.emit(Redraw(table.rematch_of_id))

@@ -4,6 +4,7 @@ transaction, under the table's lock, and is idempotent: a second call changes no
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Collection
 from typing import Any
@@ -77,7 +78,8 @@ def on_start(table: Table) -> TableChanged:
             hold_stake(table, bot)
             seats.append(bot)
     by_position = {s.position: s.name for s in seats}
-    seed = new_seed()
+    # A tournament's table is given its seed: every table of the same game gets the same first dealer and deals.
+    seed = table.seed if table.tournament_id is not None and table.seed is not None else new_seed()
     names = [by_position[p] for p in range(table.size)]
     if table.practice_of_id is not None:  # «Juega esta mano»: that round of that game, dealt as it was
         source = Table.objects.get(pk=table.practice_of_id)
@@ -87,7 +89,10 @@ def on_start(table: Table) -> TableChanged:
     else:
         rng = random.Random(seed)
         first_dealer = rng.randrange(table.size)
-        game = GameState(names, first_dealer, rules=table.game_rules)
+        if table.deals:  # some rounds of the schedule only (a tournament's deals)
+            game = GameState.of_rounds(table.game_rules, names, first_dealer, [int(n) for n in table.deals])
+        else:
+            game = GameState(names, first_dealer, rules=table.game_rules)
         deal(table, game)
     return commit(
         table,
@@ -102,8 +107,15 @@ def on_start(table: Table) -> TableChanged:
 
 
 def deal(table: Table, game: GameState, same_as: Round | None = None) -> Round:
-    """The next round dealt from a new seed (or, ``same_as``, with that round's cards) and its row."""
-    seed = new_seed() if same_as is None else same_as.seed
+    """The next round dealt from a new seed (or, ``same_as``, with that round's cards) and its row.  A
+    tournament's table deals each round from its own seed and the round's number (``round_seed``): every
+    table of the game gets the same cards, seat by seat."""
+    if same_as is not None:
+        seed = same_as.seed
+    elif table.tournament_id is not None:
+        seed = round_seed(int(table.seed or 0), game.next_spec.number if game.next_spec is not None else 0)
+    else:
+        seed = new_seed()
     if same_as is None:
         the_deal = game.deal(seed=seed)
     else:
@@ -119,6 +131,12 @@ def deal(table: Table, game: GameState, same_as: Round | None = None) -> Round:
         hands=[[str(c) for c in hand] for hand in the_deal.hands],
         trump_card=None if the_deal.trump_card is None else str(the_deal.trump_card),
     )
+
+
+def round_seed(seed: int, number: int) -> int:
+    """The seed of round ``number`` of a game whose seed is ``seed`` (a tournament's tables)."""
+    text = f"{seed}:{number}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 2
 
 
 def on_finish(table: Table, game: GameState) -> dict[str, Any]:
