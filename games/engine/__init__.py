@@ -25,7 +25,7 @@ from .errors import (
 )
 from .record import FORMAT, RecordError, export_record, load_game, replay, replay_line
 from .rules import legal_plays, multiplier, points, trick_winner
-from .schedule import RoundPhase, RoundSpec, active_order, dealer_of, schedule
+from .schedule import RoundPhase, RoundSpec, active_order, dealer_of, schedule, spread_rounds
 from .state import GameState, Phase, RoundResult, TrickPlay
 from .view import SeatView, seat_view
 
@@ -70,5 +70,6 @@ __all__ = [
     "schedule",
     "seat_view",
     "sort_hand",
+    "spread_rounds",
     "trick_winner",
 ]

@@ -24,6 +24,11 @@ its margin, so the luck of the worlds drawn never marks a decision.  A forced de
 is not searched: loss 0, never marked, its expected points 0.0 (not computed).  Indias cards are played
 by nobody's choice: they are left out.
 
+Rounds are counted as the record holds them, from 1 (``rounds_in``, ``analyse_round``'s and ``play_round``'s
+``number``, ``RoundAnalysis.number``, ``Decision.round``): in a game of only some rounds of the schedule
+(``GameState.of_rounds``, the record's ``rounds_played``) the record's second round of ``[5, 15]`` is number 2
+here, round 15 of the schedule (``schedule_number``).
+
 Every search draws a fixed number of worlds from a generator seeded by (``seed``, round, kind, index)
 only: the same record and seed give the same analysis on any machine, in any order of the rounds, in one
 process or many (no clock decides anything).
@@ -182,6 +187,13 @@ def rounds_in(record: dict[str, Any]) -> int:
 
 def _rules(record: dict[str, Any]) -> Rules:
     return Rules.from_json(record["rules"]) if record.get("format") == FORMAT_2 else CLASICA
+
+
+def schedule_number(record: dict[str, Any], number: int) -> int:
+    """The number in the schedule of the record's ``number``-th round (the same number but in a game of
+    chosen rounds, ``rounds_played``)."""
+    chosen = record.get("rounds_played")
+    return number if chosen is None else int(chosen[number - 1])
 
 
 def _game_before(record: dict[str, Any], number: int) -> GameState:
@@ -435,16 +447,19 @@ def play_round(
     record: dict[str, Any], number: int, seat_levels: Sequence[str], *, seed: int, worlds: int | None = None
 ) -> dict[str, Any]:
     """Round ``number`` of ``record``'s game played again from its deal, as a practice game
-    (``GameState.practice``), each seat by the bot of ``seat_levels[seat]`` (``levels.decide``; an indias
-    card played as the server plays it).  ``worlds``: the worlds of every search (None: ``PRACTICE_WORLDS``,
-    by level); the generators are seeded from ``seed`` alone, so the same call gives the same round.
+    (``GameState.practice`` of that round of the schedule: ``schedule_number``), each seat by the bot of
+    ``seat_levels[seat]`` (``levels.decide``; an indias card played as the server plays it).  ``worlds``: the
+    worlds of every search (None: ``PRACTICE_WORLDS``, by level); the generators are seeded from ``seed`` alone,
+    so the same call gives the same round.
     By seat: ``bids``, ``tricks`` and ``points`` (None for a resting dealer's bid and tricks), and the round's
     ``trump_suit`` and ``multiplier``."""
     _game_before(record, number)  # the record checked, and the round in it
     players = len(record["players"])
     if len(seat_levels) != players:
         raise ValueError(f"a level for each of the {players} seats, not {len(seat_levels)}")
-    game = GameState.practice(_rules(record), record["players"], record["first_dealer"], number)
+    game = GameState.practice(
+        _rules(record), record["players"], record["first_dealer"], schedule_number(record, number)
+    )
     _deal(game, record["rounds"][number - 1])
     step = 0
     while game.phase is not Phase.GAME_OVER:

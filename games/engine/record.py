@@ -4,6 +4,15 @@ game, load one, replay and check it.
 A record is to La Pocha what PGN is to chess; see ``shared/RECORD.md``.  ``pocha-record/2``
 (``shared/VARIANTS.md``) adds the table's ``rules`` and, per round, its ``kind`` and, in subastados
 rounds, the ``blind_bids`` made before the trump was chosen.
+
+A game of only some rounds of the schedule (``GameState.of_rounds``: a tournament's deals) is written as
+``pocha-record/2`` whatever its rules (Clásica's too), with ``"rounds_played"``: the numbers of those rounds
+in the schedule (from 1, strictly increasing, within the schedule; tie-break rounds are never played).  Its
+``rounds`` are those rounds in order, each with its ``kind``, and each is checked as that round of the
+schedule (dealer, cards, kind and multiplier); it is ``complete`` once every one of them is played.  An error's
+``round`` counts the record's ``rounds`` entries from 1 (the second entry of ``[5, 15]`` is round 2 there,
+while the replay's ``number`` is 15).  A malformed ``rounds_played`` is refused as the header's errors are
+(round 1, ``deal``, index 0).
 """
 
 from __future__ import annotations
@@ -29,9 +38,11 @@ def export_record(game: GameState, *, include_current: bool = False) -> dict[str
         raise ValueError("a practice game (one round of another game, played again) has no record")
     finished = len(game.results)
     logs = game.log if include_current else game.log[:finished]
-    second = not game.rules.is_clasica
+    chosen = game.rounds_played
+    numbers = chosen if chosen is not None else range(1, len(game.schedule) + 1)
+    second = not game.rules.is_clasica or chosen is not None
     rounds: list[dict[str, Any]] = []
-    for number, log in enumerate(logs, start=1):
+    for number, log in zip(numbers, logs):
         entry: dict[str, Any] = {}
         if second:
             entry["kind"] = game.schedule[number - 1].kind.value
@@ -49,6 +60,7 @@ def export_record(game: GameState, *, include_current: bool = False) -> dict[str
     return {
         "format": FORMAT_2,
         "rules": game.rules.as_json(),
+        **({"rounds_played": list(chosen)} if chosen is not None else {}),
         "players": list(game.names),
         "first_dealer": game.first_dealer,
         "rounds": rounds,
@@ -120,7 +132,15 @@ def _header(record: object) -> GameState:
         raise bad(f"first_dealer must be a seat from 0 to {len(players) - 1}, not {first_dealer!r}")
     if not isinstance(record.get("rounds"), list):
         raise bad("rounds must be a list")
-    return GameState(players, first_dealer, rules=rules)  # type: ignore[arg-type]
+    game = GameState(players, first_dealer, rules=rules)  # type: ignore[arg-type]
+    if "rounds_played" in record:
+        if record.get("format") != FORMAT_2:
+            raise bad(f"rounds_played is written in {FORMAT_2!r} records only")
+        try:
+            game.rounds_played = game.check_rounds(record["rounds_played"])
+        except ValueError as error:
+            raise bad(f"rounds_played: {error}") from None
+    return game
 
 
 def replay(record: object) -> Replay:
@@ -134,13 +154,20 @@ def replay(record: object) -> Replay:
 
 
 def _replay_round(game: GameState, number: int, entry: object) -> None:
-    if number > len(game.schedule):
-        raise RecordError(number, "deal", 0, f"a game of {game.players} has only {len(game.schedule)} rounds")
+    """The record's ``number``-th round (from 1): round ``number`` of the schedule, or in a game of chosen
+    rounds the ``number``-th of them."""
+    chosen = game.rounds_played
+    if chosen is None:
+        if number > len(game.schedule):
+            raise RecordError(number, "deal", 0, f"a game of {game.players} has only {len(game.schedule)} rounds")
+    elif number > len(chosen):
+        played = ", ".join(map(str, chosen))
+        raise RecordError(number, "deal", 0, f"the game plays only {len(chosen)} rounds of its schedule ({played})")
     if not isinstance(entry, dict):
         raise RecordError(number, "deal", 0, "a round must be a JSON object")
-    spec = game.schedule[number - 1]
-    if not game.rules.is_clasica and entry.get("kind") != spec.kind.value:
-        raise RecordError(number, "deal", 0, f"round {number} is a {spec.kind} round, not {entry.get('kind')!r}")
+    spec = game.schedule[(number if chosen is None else chosen[number - 1]) - 1]
+    if (not game.rules.is_clasica or chosen is not None) and entry.get("kind") != spec.kind.value:
+        raise RecordError(number, "deal", 0, f"round {spec.number} is a {spec.kind} round, not {entry.get('kind')!r}")
     trump_card = _replay_deal(game, number, entry)
     if spec.is_blind:
         _replay_bids(game, number, entry, "blind_bids", "blind_bid")

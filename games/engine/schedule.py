@@ -4,6 +4,8 @@
 [1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 8, 8, 7, 6, 5, 4, 3, 2, 1]
 >>> len(schedule(6))
 21
+>>> spread_rounds(19, 2)
+(5, 15)
 """
 
 from __future__ import annotations
@@ -131,6 +133,20 @@ def schedule(players: int) -> tuple[RoundSpec, ...]:
 def dealer_of(first_dealer: int, number: int, players: int) -> int:
     """The seat that deals round ``number`` (from 1)."""
     return (first_dealer + number - 1) % players
+
+
+def spread_rounds(total: int, deals: int) -> tuple[int, ...]:
+    """The numbers (from 1) of ``deals`` rounds spread evenly over a schedule of ``total`` rounds: the ``i``-th
+    (from 0) is ``1 + floor((i + 0.5) * total / deals)``, the middle of its share of the schedule (a
+    tournament's deals).  ``deals`` of 0 or less, or ``total`` or more: every round.
+
+    >>> spread_rounds(19, 3), spread_rounds(12, 1), spread_rounds(5, 0)
+    ((4, 10, 16), (7,), (1, 2, 3, 4, 5))
+    """
+    if deals <= 0 or deals >= total:
+        return tuple(range(1, total + 1))
+    # (2i + 1) * total // (2 * deals): the same floor in whole numbers
+    return tuple(1 + (2 * i + 1) * total // (2 * deals) for i in range(deals))
 
 
 def resting_seat(dealer: int, players: int) -> int | None:

@@ -43,7 +43,9 @@ def dump(game: GameState, *, history: bool = True) -> dict[str, Any]:
     the next move does not need: the earlier rounds (their results but the last one, its scoreboard line
     and the result shown between rounds, and their logs but the round in play's) and the players' names
     (the count only: loaded, they are ``P1``, ``P2``…).  The game goes on the same, but its record, its
-    results but the last and its names must come from elsewhere (the server's log and seats)."""
+    results but the last and its names must come from elsewhere (the server's log and seats).  A game of chosen
+    rounds (``GameState.of_rounds``) keeps its ``rounds_played``, a practice game its ``practice_round``; a whole
+    game's snapshot has neither."""
     results = game.results if history else game.results[-1:]
     logs = game.log if history else game.log[-1:]
     extra: dict[str, Any] = {}
@@ -53,6 +55,8 @@ def dump(game: GameState, *, history: bool = True) -> dict[str, Any]:
         extra["blind_bids"] = game.blind_bids
     if game.practice_round is not None:  # (a whole game's snapshot is as it always was)
         extra["practice_round"] = game.practice_round
+    elif game.rounds_played is not None:
+        extra["rounds_played"] = list(game.rounds_played)
     return {
         "v": VERSION,
         **extra,
@@ -98,6 +102,8 @@ def load(data: dict[str, Any]) -> GameState:
     practice = data.get("practice_round")
     if practice is not None:
         game.practice_round = int(practice)
+    elif data.get("rounds_played") is not None:
+        game.rounds_played = game.check_rounds(data["rounds_played"])
     tie_breaks = int(data.get("tie_breaks", 0))
     if tie_breaks:
         base = len(game.schedule)

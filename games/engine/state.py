@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import random
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -188,8 +189,11 @@ class GameState:
         self.log: list[RoundLog] = []
         self.turn: int | None = None
         self._next: dict[int, int] = {}
-        #: a practice game (``practice``): the one round of the schedule it plays; None for a whole game
-        self.practice_round: int | None = None
+        #: a game of some rounds of the schedule (``of_rounds``, ``practice``): their numbers, increasing; None
+        #: for a whole game
+        self.rounds_played: tuple[int, ...] | None = None
+        #: a practice game (``practice``): its one round is another game's, played again (it has no record)
+        self._practice = False
 
     # -- construction ------------------------------------------------------------------
 
@@ -206,6 +210,54 @@ class GameState:
         game = cls(players, first_dealer, seed=rng.getrandbits(64), rules=rules)
         game.deal()
         return game
+
+    @classmethod
+    def of_rounds(
+        cls,
+        rules: Rules,
+        names: int | Sequence[str],
+        first_dealer: int,
+        rounds: Sequence[int],
+        *,
+        seed: int | None = None,
+    ) -> GameState:
+        """A game of only ``rounds`` of the schedule (numbers from 1, increasing; a tournament's deals), each
+        with the kind, cards, multiplier and dealer it has in a whole game of ``names`` under ``rules``
+        whose first dealer is ``first_dealer``.  Totals start at 0; the game is over after the last of
+        them (no tie-break).  ``number`` and ``schedule`` stay the whole game's (the round dealt second
+        of ``(5, 15)`` is number 15); ``rounds_played`` holds the rounds.  Dealt as a whole game is: given
+        hands, ``deal(seed=...)``, or from the generator of ``seed``."""
+        game = cls(names, first_dealer, seed=seed, rules=rules)
+        game.rounds_played = game.check_rounds(rounds)
+        return game
+
+    def check_rounds(self, rounds: object) -> tuple[int, ...]:
+        """``rounds`` as the ``rounds_played`` of this game: a non-empty, strictly increasing sequence of
+        round numbers of its schedule (ValueError otherwise)."""
+        total = len(self.rules.schedule(self.players))
+        if not isinstance(rounds, Sequence) or isinstance(rounds, str) or not rounds:
+            raise ValueError(f"the rounds played must be a non-empty list of round numbers, not {rounds!r}")
+        for number in rounds:
+            if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= total:
+                raise ValueError(f"a game of {self.players} has rounds 1 to {total}, not {number!r}")
+        if any(a >= b for a, b in zip(rounds, rounds[1:])):
+            raise ValueError(f"the rounds played must be in increasing order, each once: not {list(rounds)!r}")
+        return tuple(rounds)
+
+    @property
+    def practice_round(self) -> int | None:
+        """A practice game's one round (its number in the schedule); None for any other game."""
+        return self.rounds_played[0] if self._practice and self.rounds_played else None
+
+    @practice_round.setter
+    def practice_round(self, number: int | None) -> None:
+        if number is None:
+            if self._practice:
+                self.rounds_played = None
+            self._practice = False
+        else:
+            self.rounds_played = (number,)
+            self._practice = True
 
     @classmethod
     def practice(cls, rules: Rules, names: Sequence[str], first_dealer: int, number: int) -> GameState:
@@ -242,7 +294,8 @@ class GameState:
             "last_trick_winner",
             "turn",
             "_next",
-            "practice_round",
+            "rounds_played",
+            "_practice",
         ):
             setattr(other, name, getattr(self, name))
         other._rng = None
@@ -275,8 +328,10 @@ class GameState:
 
     @property
     def next_spec(self) -> RoundSpec | None:
-        if self.practice_round is not None:  # its one round, until it is dealt
-            return self.schedule[self.practice_round - 1] if self.number == 0 else None
+        chosen = self.rounds_played
+        if chosen is not None:  # the chosen round after the one last dealt (``number``), if any is left
+            dealt = bisect_right(chosen, self.number) if self.number else 0
+            return self.schedule[chosen[dealt] - 1] if dealt < len(chosen) else None
         return self.schedule[self.number] if self.number < len(self.schedule) else None
 
     def deal(
@@ -581,8 +636,8 @@ class GameState:
             )
         )
         self.turn = None
-        if self.practice_round is not None:  # a practice game ends with its round
-            self.phase = Phase.GAME_OVER
+        if self.rounds_played is not None:  # a game of chosen rounds ends with the last of them (no tie-break)
+            self.phase = Phase.GAME_OVER if spec.number >= self.rounds_played[-1] else Phase.ROUND_OVER
             return
         if spec.number == len(self.schedule) and not self.rules.is_clasica and self._tie_break_due():
             self.schedule = (*self.schedule, self.rules.tie_break(self.players, spec.number + 1))
