@@ -290,6 +290,10 @@ class Seat(models.Model):
     #: What the bot did for this person while they were away, disconnected or out of time
     #: (``{"bid": 2}``, ``{"trump": "c"}``, ``{"play": "1o"}``…), told to them when they are back.
     bot_log = models.JSONField(_("jugadas del bot por el jugador"), default=list, blank=True)
+    #: The seat's skill level («Nivel») at the table's rules when the game started (``leaderboard.skill``: the
+    #: person's, or the bots' fixed one), shown by the name; kept here so that drawing the board reads nothing
+    #: more.  None before the start.
+    level = models.IntegerField(_("nivel"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("asiento")

@@ -1,9 +1,11 @@
-"""The rankings page: this week, this month and all time, and the past weeks and months.
+"""The rankings page: this week, this month and all time, and the past weeks and months; and «Nivel», the
+players by skill level at each rule set (``leaderboard.skill``), from 5 rated games.
 
 A page is a handful of queries whatever the number of players (see ``leaderboard.models``): the top
 100 of the period read off the ranking index, and for a signed-in player their own row and one
 count for their position.  Tabs and the previous/next links are plain URLs that htmx fetches as a
-fragment (the ranking section alone) and pushes into the history.
+fragment (the ranking section alone) and pushes into the history.  «Nivel» reads the same way, off the
+``(preset, -level, user)`` index.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from leaderboard import scores
-from leaderboard.models import PeriodScore
+from leaderboard import scores, skill
+from leaderboard.models import SKILL_PRESET_LABELS, SKILL_PRESETS, PeriodScore, SkillRating
 
 #: How many players a ranking lists; everyone else sees their own position below it.
 TOP = 100
@@ -50,6 +52,26 @@ def _url(period: str, start: date, current: date) -> str:
     if start == current:
         return reverse("leaderboard:current", kwargs={"slug": slug})
     return reverse("leaderboard:past", kwargs={"slug": slug, "start": start})
+
+
+#: The «Nivel» tab's name among the periods' (``_tabs``).
+SKILL_TAB = "skill"
+
+
+def _tabs(active: str) -> list[dict[str, Any]]:
+    """The ranking's tabs: this week, this month, all time, and «Nivel»."""
+    tabs = [
+        {"period": p, "active": p == active, "url": reverse("leaderboard:current", kwargs={"slug": SLUG_BY_PERIOD[p]})}
+        for p in scores.PERIODS
+    ]
+    tabs.append({"period": SKILL_TAB, "active": active == SKILL_TAB, "url": reverse("leaderboard:skill")})
+    return tabs
+
+
+def _skill_url(preset: str) -> str:
+    if preset == "clasica":
+        return reverse("leaderboard:skill")
+    return reverse("leaderboard:skill_preset", kwargs={"preset": preset})
 
 
 def ranking_context(request: HttpRequest, period: str, start: date, now: datetime) -> dict[str, Any]:
@@ -90,10 +112,6 @@ def ranking_context(request: HttpRequest, period: str, start: date, now: datetim
     previous = scores.previous_start(period, start)
     following = scores.next_start(period, start)
     end = following - timedelta(days=1) if following is not None else None
-    tabs = [
-        {"period": p, "active": p == period, "url": reverse("leaderboard:current", kwargs={"slug": SLUG_BY_PERIOD[p]})}
-        for p in scores.PERIODS
-    ]
     return {
         "period": period,
         "start": start,
@@ -103,7 +121,7 @@ def ranking_context(request: HttpRequest, period: str, start: date, now: datetim
         "rows": rows,
         "mine": mine,
         "top": TOP,
-        "tabs": tabs,
+        "tabs": _tabs(period),
         "previous_url": _url(period, previous, current) if previous is not None and previous >= FIRST_DAY else None,
         "next_url": _url(period, following, current) if following is not None and start < current else None,
     }
@@ -123,4 +141,66 @@ def ranking(request: HttpRequest, slug: str, start: date | None = None) -> HttpR
     fragment = htmx is not None and bool(htmx) and not htmx.history_restore_request
     context["fragment"] = fragment
     template = "leaderboard/_ranking.html" if fragment else "leaderboard/ranking.html"
+    return render(request, template, context)
+
+
+def skill_context(request: HttpRequest, preset: str) -> dict[str, Any]:
+    """«Nivel» at one rule set: the top players with ``skill.RANKED_GAMES`` rated games or more, by level, and
+    the viewer's own row and place (or how many games they still need)."""
+    rows = list(skill.ranked(preset).values("user_id", "user__username", "level", "games")[:TOP])
+    me = request.user.pk if request.user.is_authenticated else None
+    for position, row in enumerate(rows, start=1):
+        row["position"] = position
+        row["name"] = row.pop("user__username")
+        row["me"] = row["user_id"] == me
+
+    mine: dict[str, Any] | None = None
+    if me is not None:
+        mine = next((row for row in rows if row["me"]), None)
+        if mine is None:
+            own = SkillRating.objects.filter(user_id=me, preset=preset, games__gt=0).first()
+            if own is not None:
+                mine = {
+                    "user_id": own.user_id,
+                    "me": True,
+                    "name": request.user.get_username(),
+                    "level": own.level,
+                    "games": own.games,
+                    "ranked": own.games >= skill.RANKED_GAMES,
+                    "missing": max(0, skill.RANKED_GAMES - own.games),
+                }
+                if mine["ranked"]:
+                    mine["position"] = skill.position_of(own)
+                    mine["outside"] = True
+        else:
+            mine["ranked"] = True
+    return {
+        "period": SKILL_TAB,
+        "preset": preset,
+        "preset_label": SKILL_PRESET_LABELS[preset],
+        "presets": [
+            {"preset": p, "label": SKILL_PRESET_LABELS[p], "active": p == preset, "url": _skill_url(p)}
+            for p in SKILL_PRESETS
+        ],
+        "is_current": True,
+        "rows": rows,
+        "mine": mine,
+        "top": TOP,
+        "ranked_games": skill.RANKED_GAMES,
+        "tabs": _tabs(SKILL_TAB),
+    }
+
+
+@require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")
+def skill_ranking(request: HttpRequest, preset: str) -> HttpResponse:
+    """«Nivel» at one rule set (Clásica under the tab's own address), as the periods' pages: the whole page,
+    or for htmx the ranking section alone."""
+    if preset not in SKILL_PRESETS:
+        raise Http404
+    context = skill_context(request, preset)
+    htmx = getattr(request, "htmx", None)
+    fragment = htmx is not None and bool(htmx) and not htmx.history_restore_request
+    context["fragment"] = fragment
+    template = "leaderboard/_skill.html" if fragment else "leaderboard/skill.html"
     return render(request, template, context)

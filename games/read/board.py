@@ -257,6 +257,7 @@ def _waiting_context(table: Table, seats: list[Seat], my_seat: Seat | None) -> d
             {
                 "position": p,
                 "name": by_pos[p].name if p in by_pos else None,
+                "level": by_pos[p].level if p in by_pos else None,
                 "is_bot": by_pos[p].is_bot if p in by_pos else False,
                 "is_me": my_seat is not None and my_seat.position == p,
                 "slot": (p - anchor) % table.size,
@@ -412,6 +413,8 @@ def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer, lang: str) ->
             "position": p,
             "slot": (p - anchor) % view.players,
             "name": name(p),
+            # «Nivel» at the table's rules, kept on the seat when the game started (``lifecycle.show_levels``)
+            "level": by_pos[p].level if p in by_pos else None,
             "is_bot": by_pos[p].is_bot if p in by_pos else False,
             "is_me": view.seat == p,
             "is_dealer": view.dealer == p,

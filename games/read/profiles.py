@@ -28,6 +28,7 @@ from games.engine.presets import CLASICA, Rules
 from games.models import ROUND_KIND_LABELS, Analysis, Seat, Table
 from games.read.board import FORFEIT_TAGS, card_ctx, suit_mark, suit_name
 from games.table import access
+from leaderboard import skill
 from leaderboard.models import PeriodScore
 from leaderboard.scores import period_start
 
@@ -236,6 +237,9 @@ def profile_context(player: Any, viewer: Any, now: datetime) -> dict[str, Any]:
         "net": chip_stats(player.pk, now),
         "recent": recent_games(player.pk, viewer),
         "analysed": analysis_stats(player.pk),
+        # «Nivel» at each rule set they have rated games in (public quick and tournament games), with its last change
+        "levels": skill.player_levels(player.pk),
+        "ranked_games": skill.RANKED_GAMES,
     }
 
 

@@ -27,6 +27,7 @@ FIELDS = (
     "position",
     "slot",
     "name",
+    "level",
     "is_me",
     "is_bot",
     "is_turn",

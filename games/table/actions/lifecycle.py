@@ -22,7 +22,7 @@ from games.table import access, history
 from games.table.actions.common import commit, new_seed, state_fields
 from games.table.errors import ActionError
 from games.table.events import TableChanged
-from leaderboard import scores
+from leaderboard import scores, skill
 
 BOT_NAMES = ["Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro", "Rocío", "Pepe"]
 
@@ -74,9 +74,16 @@ def on_start(table: Table) -> TableChanged:
     random.shuffle(names)
     for position in range(table.size):
         if position not in taken:
-            bot = Seat.objects.create(table=table, position=position, is_bot=True, name=f"Bot {names.pop()}")
+            bot = Seat.objects.create(
+                table=table,
+                position=position,
+                is_bot=True,
+                name=f"Bot {names.pop()}",
+                level=skill.BOT_LEVELS.get(table.bot_level),
+            )
             hold_stake(table, bot)
             seats.append(bot)
+    show_levels(table, seats)
     by_position = {s.position: s.name for s in seats}
     # A tournament's table is given its seed: every table of the same game gets the same first dealer and deals.
     seed = table.seed if table.tournament_id is not None and table.seed is not None else new_seed()
@@ -104,6 +111,18 @@ def on_start(table: Table) -> TableChanged:
         first_dealer=first_dealer,
         **state_fields(game),
     )
+
+
+def show_levels(table: Table, seats: list[Seat]) -> None:
+    """Each person's skill level at the table's rules as the game starts (``leaderboard.skill``), kept on their
+    seat for the board to show by the name: one read and one write here rather than a read at every move."""
+    people = [s for s in seats if not s.is_bot and s.user_id is not None]
+    if not people:
+        return
+    levels = skill.levels(table.game_rules.preset, [s.user_id for s in people])
+    for seat in people:
+        seat.level = levels[seat.user_id]
+    Seat.objects.bulk_update(people, ["level"])
 
 
 def deal(table: Table, game: GameState, same_as: Round | None = None) -> Round:
@@ -141,10 +160,11 @@ def round_seed(seed: int, number: int) -> int:
 
 def on_finish(table: Table, game: GameState) -> dict[str, Any]:
     """The game is over: the pot goes to the winner, or is split among those sharing first place, each
-    seat's record is written and the rankings move, all in the same transaction as the last move.
-    A person's seat that forfeited (``Seat.forfeit``: they left the started game, or the bot and the clock
-    made most of their decisions) is ranked after every other seat, whatever its points: the bot's play
-    wins nobody chips or a victory.  A second call (the table already finished) changes nothing."""
+    seat's record is written, and the rankings and the skill levels («Nivel», public quick and tournament games)
+    move, all in the same transaction as the last move.  A person's seat that forfeited (``Seat.forfeit``: they
+    left the started game, or the bot and the clock made most of their decisions) is ranked after every other
+    seat, whatever its points: the bot's play wins nobody chips, a victory or a level.  A second call (the
+    table already finished) changes nothing."""
     finished = {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
     seats = {s.position: s for s in Seat.objects.filter(table=table)}
     # Settled already (the places, the payout and the rankings are written together): nothing more.
@@ -186,6 +206,18 @@ def on_finish(table: Table, game: GameState) -> dict[str, Any]:
                 for s in seats.values()
                 if not s.is_bot and s.user_id is not None
             ],
+            finished["finished_at"],
+        )
+    if table.tournament_id is not None or (table.is_quick and table.is_public and not table.is_practice):
+        # «Nivel»: by the places just settled (a forfeited seat is last), bots at their level's fixed rating
+        skill.rate_game(
+            table.game_rules.preset,
+            [
+                (None, table.bot_level, int(s.place or 0)) if s.is_bot else (s.user_id, None, int(s.place or 0))
+                for s in seats.values()
+                if s.is_bot or s.user_id is not None
+            ],
+            table.pk,
             finished["finished_at"],
         )
     return finished
