@@ -86,9 +86,9 @@ def test_duplicate_matchpoints_against_a_hand_worked_example_with_ties() -> None
         "B3": (2.5, 25, 4),
         "B1": (2.0, 20, 6),
         "B0": (1.5, 15, 7),
-        "A2": (1.5, 10, 8),
-        "B2": (1.5, 5, 9),
-        "C0": (1.5, 0, 10),
+        "B2": (1.5, 5, 8),
+        "A2": (1.5, 0, 9),  # 10 - 10 points: level with C0 on both
+        "C0": (1.5, 0, 9),
         "C3": (1.0, 15, 11),
         "A1": (0.5, 5, 12),
     }
@@ -97,7 +97,7 @@ def test_duplicate_matchpoints_against_a_hand_worked_example_with_ties() -> None
     # a deal only two tables have finished is compared between those two
     tables[2] = TableRows(3, 1, 3, "playing", tables[2].seats, {5: (-10, 10, 10, 10)})
     partial = {s.name: s.score for s in scoring.duplicate(tables)}
-    assert partial["A0"] == 1.5 + 0.5 and partial["C0"] == 0.0
+    assert partial["A0"] == 1.5 + 1.0 and partial["C0"] == 0.0  # deal 15: A0 only against B0
 
 
 def test_position_points_and_prizes() -> None:
