@@ -18,10 +18,10 @@ from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
 from games.engine import replay
 from games.engine.levels import DIFICIL
-from games.models import Registration, Round, Seat, Table, Tournament
+from games.models import Flag, Registration, Round, Seat, Table, Tournament
 from games.table import history
 from games.table.errors import ActionError
-from games.tournaments import entries, runner, scoring
+from games.tournaments import entries, fairplay, runner, scoring
 from games.tournaments.scoring import TableRows
 
 pytestmark = pytest.mark.django_db
@@ -296,3 +296,41 @@ def test_regroup_keeps_one_address_apart() -> None:
     tables = runner.regroup([1, 2, 3, 4, 5, 6], addresses, 3)
     assert sorted(sum(tables, [])) == [1, 2, 3, 4, 5, 6]
     assert not any({1, 2} <= set(table) for table in tables)
+
+
+def test_the_par_is_difficils_play_of_the_same_deals_and_far_results_are_flagged(monkeypatch: Any) -> None:
+    from games.engine import GameState
+    from games.engine import analysis as engine_analysis
+    from games.study import par, worker
+
+    monkeypatch.setitem(engine_analysis.PRACTICE_WORLDS, DIFICIL, 40)
+    t = tournament(entry_fee=0, flag_points=0)  # every result counts as far: each person's deals are flagged
+    ana, bea = person("ana"), person("bea")
+    entries.register(ana, t.pk, None)
+    entries.register(bea, t.pk, None)
+    start_now(t)
+    assert par.has_work()
+    inputs = fairplay.par_inputs(Tournament.objects.get(pk=t.pk))
+    assert inputs is not None and inputs["rounds"] == [5, 15]
+    # the par's deals are the tables' deals
+    first = Table.objects.filter(tournament=t).order_by("tournament_number").first()
+    assert first is not None
+    game = GameState.of_rounds(first.game_rules, 4, inputs["first_dealer"], inputs["rounds"])
+    dealt = game.deal(seed=inputs["seeds"][0])
+    assert [[str(c) for c in hand] for hand in dealt.hands] == Round.objects.get(table=first, number=5).hands
+    assert worker.work() == 1  # the par, played by the worker
+    t.refresh_from_db()
+    assert t.par is not None and t.par["rounds"] == [5, 15] and len(t.par["points"]) == 2
+    assert all(len(points) == 4 for points in t.par["points"])
+    assert not Flag.objects.exists()  # not over yet
+    for x in Table.objects.filter(tournament=t):
+        play_to_the_end(x.pk)
+    assert runner.advance(t.pk) == "finished"
+    assert Flag.objects.filter(tournament=t).count() == 2 * 2  # two people, two deals each
+    flagged = Flag.objects.filter(user=ana).first()
+    assert flagged is not None and flagged.par == t.par["points"][[5, 15].index(flagged.deal)][flagged.seat]
+    assert fairplay.flag(Tournament.objects.get(pk=t.pk)) == 0  # each once
+    # a strict limit flags nothing that is close to par
+    Tournament.objects.filter(pk=t.pk).update(flag_points=10_000)
+    Flag.objects.all().delete()
+    assert fairplay.flag(Tournament.objects.get(pk=t.pk)) == 0

@@ -482,3 +482,41 @@ def play_round(
         "trump_suit": result.trump_suit.value,
         "multiplier": result.multiplier,
     }
+
+
+# -- a duplicate tournament's par ------------------------------------------------------------------
+
+
+def play_deals(
+    rules: dict[str, Any],
+    players: int,
+    first_dealer: int,
+    rounds: Sequence[int],
+    seeds: Sequence[int],
+    *,
+    level: str = DIFICIL,
+    seed: int = 0,
+    worlds: int | None = None,
+) -> list[list[int]]:
+    """The chosen ``rounds`` of a game (``GameState.of_rounds``) dealt from ``seeds`` (one per round, as the
+    tables dealt them) and played by the bot of ``level`` in every seat: each round's points by seat, in
+    order — a duplicate tournament's par.  Seeded from ``seed`` alone: the same call, the same par."""
+    if len(seeds) != len(rounds):
+        raise ValueError(f"a seed for each of the {len(rounds)} rounds, not {len(seeds)}")
+    game = GameState.of_rounds(Rules.from_json(rules), players, first_dealer, rounds)
+    parsed = parse_level(level)
+    step = 0
+    for round_seed in seeds:
+        game.deal(seed=round_seed)
+        while game.phase not in (Phase.ROUND_OVER, Phase.GAME_OVER):
+            seat = game.turn
+            assert seat is not None
+            view = seat_view(game, seat, reasons=False)
+            if view.plays_hidden:  # an indias card: played as it is, nobody's decision
+                action: Action = Play(game.hands[seat][0])
+            else:
+                rng = random.Random(derived_seed(seed, game.number, "par", step))
+                action = decide(view, parsed, rng=rng, worlds=PRACTICE_WORLDS.get(parsed) if worlds is None else worlds)
+            game.apply(action, seat)
+            step += 1
+    return [list(result.points) for result in game.results]

@@ -20,14 +20,14 @@ from typing import Any
 
 from django.db import close_old_connections
 
-from games.study import analyses, practice
+from games.study import analyses, par, practice
 from games.study.analyses import Compute, direct
 
 log = logging.getLogger(__name__)
 
 
 def has_work() -> bool:
-    return practice.has_work() or analyses.has_work()
+    return practice.has_work() or par.has_work() or analyses.has_work()
 
 
 def work(compute: Compute = direct) -> int:
@@ -37,6 +37,9 @@ def work(compute: Compute = direct) -> int:
     while True:
         while (table := practice.claim()) is not None:
             practice.run(table, compute)
+            done += 1
+        while (tournament := par.claim()) is not None:
+            par.run(tournament, compute)
             done += 1
         analysis = analyses.claim()
         if analysis is None:

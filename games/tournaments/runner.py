@@ -36,8 +36,8 @@ from games.engine.levels import DIFICIL
 from games.models import Registration, Seat, Table, Tournament
 from games.table.actions import hurry, lifecycle
 from games.table.actions.common import new_seed
-from games.table.events import TournamentChanged, emit
-from games.tournaments import scoring
+from games.table.events import StudyQueued, TournamentChanged, emit
+from games.tournaments import fairplay, scoring
 from games.tournaments.entries import refund
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,8 @@ def start(tournament: Tournament, now: datetime) -> str:
     names = dict(Registration.objects.filter(tournament=tournament).values_list("user_id", "user__username"))
     open_tables(tournament, tables, names)
     _save(tournament, "seed", "status", "current_game", "first_done_at")
+    if tournament.format == Tournament.Format.DUPLICATE:
+        emit(StudyQueued())  # the worker plays the deals' par
     return "started"
 
 
@@ -300,6 +302,7 @@ def finish(tournament: Tournament, now: datetime) -> None:
     tournament.status = Tournament.Status.FINISHED
     tournament.finished_at = now
     _save(tournament, "results", "status", "finished_at")
+    fairplay.flag(tournament)  # (once the par is known; else when the worker brings it)
 
 
 # -- cancelling and repeating ------------------------------------------------------------------------
