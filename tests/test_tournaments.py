@@ -334,3 +334,25 @@ def test_the_par_is_difficils_play_of_the_same_deals_and_far_results_are_flagged
     Tournament.objects.filter(pk=t.pk).update(flag_points=10_000)
     Flag.objects.all().delete()
     assert fairplay.flag(Tournament.objects.get(pk=t.pk)) == 0
+
+
+def test_a_tournament_tables_state_is_rebuilt_from_its_log_with_its_deals() -> None:
+    from games.engine.snapshot import dump, load
+    from games.table import rows
+
+    t = tournament(entry_fee=0)
+    for n in ("ana", "bea"):
+        entries.register(person(n), t.pk, None)
+    start_now(t)
+    table = Table.objects.filter(tournament=t).order_by("tournament_number").first()
+    assert table is not None
+    with pytest.raises(AssertionError, match="did not end"):  # twelve moves in: the game goes on
+        play_to_the_end(table.pk, max_steps=12)
+    kept = load(Table.objects.get(pk=table.pk).state)
+    assert kept.rounds_played == (5, 15)
+    locked = rows.lock_table(table.pk)
+    assert locked is not None and locked.deals == [5, 15]
+    locked.state = None
+    rebuilt = history.game_of(locked)
+    assert rebuilt is not None and rebuilt.rounds_played == (5, 15)
+    assert dump(rebuilt, history=False) == dump(kept, history=False)
