@@ -193,7 +193,8 @@ def test_a_duplicate_tournament_seats_plays_the_same_deals_scores_and_pays_once(
     records = [history.record(Table.objects.get(pk=x.pk)) for x in tables]
     assert all(r is not None for r in records)
     assert [[r["hands"], r["trump_card"]] for r in records[0]["rounds"]] == [  # type: ignore[index]
-        [r["hands"], r["trump_card"]] for r in records[1]["rounds"]  # type: ignore[index]
+        [r["hands"], r["trump_card"]]
+        for r in records[1]["rounds"]  # type: ignore[index]
     ]
     assert records[0]["rounds_played"] == [5, 15]  # type: ignore[index]
     for record, x in zip(records, tables, strict=True):
