@@ -68,6 +68,7 @@ SLOW_MODULES = {
     "engine/test_bot_protocol.py",  # bot programs answering over pipes for whole games
     "engine/test_cli.py",  # the command line in fresh interpreters
     "test_chips_property.py",  # the ledger under random sequences of everything people do (Hypothesis)
+    "test_tournament_ledger.py",  # tournaments' fees, refunds and prizes under random sequences (Hypothesis)
     "test_url_walk.py",  # every URL of the site with every kind of bad value
     "test_collector.py",  # server processes started in fresh interpreters
     "test_load_tool.py",  # the load tool against a real server in a subprocess

@@ -270,7 +270,10 @@ def current_standings(tournament: Tournament) -> list[scoring.Standing]:
 
 def finish(tournament: Tournament, now: datetime) -> None:
     """The end: the final standings kept, each person's place and prize, the pool paid out in one
-    transaction (exactly once: its key), whatever is left to the house."""
+    transaction (exactly once: its key), whatever is left to the house.  A tournament already finished is
+    left as it is: its pool is empty by then, and the end processed again would record every prize as 0."""
+    if Tournament.objects.filter(pk=tournament.pk, status=Tournament.Status.FINISHED).exists():
+        return
     standings = current_standings(tournament)
     people = [s for s in standings if s.user_id is not None]
     pool = Account.objects.filter(kind=Account.Kind.POOL, tournament_id=tournament.pk).first()
