@@ -1,4 +1,5 @@
-"""The table's WebSocket: a thin adapter from frames to actions, and from events to each viewer's fragments."""
+"""The table's WebSocket: a thin adapter from frames to actions, and from events to each viewer's fragments; and a
+tournament's page's WebSocket, which only listens (``TournamentConsumer``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from games.live import capacity, dispatch, hub, presence, push, timers
 from games.live.hotpath import db
 from games.read import board
 from games.read import talk as talk_view
+from games.read import tournaments as tournament_pages
 from games.table import access, actions, talk
 from games.table.snapshot import NotApplicable, Snapshot, apply_change, load_snapshot
 
@@ -415,3 +417,142 @@ def _forget_snapshot(table_id: int, key: object) -> None:
 def forget_table(table_id: int) -> None:
     """This process shows the table no more: the next socket that does starts from the database."""
     _latest.pop(table_id, None)
+
+
+# -- a tournament's page ----------------------------------------------------------------------------
+
+
+#: Seconds a tournament's page waits after a change before drawing it again: the changes that come together
+#: (a game's tables starting, several tables finishing a deal) are read and drawn once.
+TOURNAMENT_SETTLE = 0.25
+
+
+class TournamentConsumer(AsyncWebsocketConsumer):
+    """One socket showing a tournament's page (anyone may watch it, as anyone may read its page).  On every
+    change of the tournament (``push.tournament_changed``: a registration, a table started or finished, a deal
+    finished at one of its tables) it draws the page's live parts for its viewer (``games.read.tournaments``'s
+    ``render_live``: htmx out-of-band swaps) from the rows this process reads once for all its sockets of the
+    tournament (``shared_tournament``), and sends them if they changed."""
+
+    tournament_id: int
+    user_id: int | None = None
+    language: str = "es"
+    #: The group joined (discarded on the way out).
+    group: str | None = None
+    #: When a change not drawn yet was heard (None: the page is up to date).
+    changed_since: float | None = None
+    _redraw: asyncio.Task[None] | None = None
+    #: What the parts last sent were drawn from (``TournamentRows.key``): the same rows are not sent twice.
+    sent_key: Hashable | None = None
+
+    async def connect(self) -> None:
+        try:
+            self.tournament_id = int(self.scope["url_route"]["kwargs"]["tournament_id"])
+        except (KeyError, TypeError, ValueError):
+            await self.close(code=4404)
+            return
+        if capacity.is_full():  # the page works without its socket: it simply is not kept up to date
+            await self.close(code=4503)
+            return
+        user = self.scope.get("user")
+        self.user_id = user.pk if user is not None and user.is_authenticated else None
+        self.language = scope_language(self.scope)
+        await self.accept()
+        try:
+            # The group first: a change made while the page is read and drawn is then heard, and drawn after.
+            self.group = push.tournament_group(self.tournament_id)
+            await self.channel_layer.group_add(self.group, self.channel_name)
+            rows = await shared_tournament(self.tournament_id, asyncio.get_running_loop().time())
+            if rows is None:
+                await self.leave()
+                await self.close(code=4404)
+                return
+            await self.send_parts(rows)
+        except Disconnected:
+            await self.leave()
+        except Exception:
+            log.exception("tournament %s: connection failed", self.tournament_id)
+            await self.leave()
+            try:  # a server error (1011): the page connects again
+                await self.close(code=1011)
+            except Exception as refused:
+                raise ConnectionFailed("closed with 1011") from refused
+
+    async def leave(self) -> None:
+        if self._redraw is not None and not self._redraw.done() and self._redraw is not asyncio.current_task():
+            self._redraw.cancel()
+        group, self.group = self.group, None
+        if group is not None:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:  # the channel layer is down: its group expiry forgets the channel
+                log.exception("tournament %s: leaving its group failed", getattr(self, "tournament_id", None))
+
+    async def disconnect(self, code: int) -> None:
+        await self.leave()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """The page sends nothing: its forms are HTTP posts."""
+
+    async def tournament_changed(self, event: dict[str, Any]) -> None:
+        """Something on the page changed: draw it again shortly (changes that come together, once)."""
+        loop = asyncio.get_running_loop()
+        if self.changed_since is None:
+            self.changed_since = loop.time()
+        if self._redraw is None or self._redraw.done():
+            self._redraw = loop.create_task(self._redraw_soon())
+
+    async def _redraw_soon(self) -> None:
+        try:
+            while self.changed_since is not None and self.group is not None:
+                await asyncio.sleep(TOURNAMENT_SETTLE)
+                since, self.changed_since = self.changed_since, None
+                rows = await shared_tournament(self.tournament_id, since)
+                if rows is None:
+                    return
+                await self.send_parts(rows)
+        except (Disconnected, asyncio.CancelledError):
+            pass
+        except Exception:  # a redraw lost is caught up at the next change; a socket lost is not
+            log.exception("tournament %s: redraw failed", getattr(self, "tournament_id", None))
+
+    async def send_parts(self, rows: tournament_pages.TournamentRows) -> None:
+        key = (rows.key, self.language)
+        if key == self.sent_key:
+            return
+        html = tournament_pages.render_live(rows, self.user_id, self.language)
+        self.sent_key = key
+        await self.send(text_data=html)
+
+
+#: Each tournament's last read in this process: (when it started, on the loop's clock; its result).
+_tournament_reads: dict[int, tuple[float, asyncio.Future[tournament_pages.TournamentRows | None]]] = {}
+
+
+async def shared_tournament(tournament_id: int, since: float) -> tournament_pages.TournamentRows | None:
+    """The tournament's rows as read after ``since`` (the loop's time when a change was heard): the read this
+    process has already started since then, else a new one.  So each change is read once per process,
+    whatever the number of its sockets showing the tournament."""
+    loop = asyncio.get_running_loop()
+    entry = _tournament_reads.get(tournament_id)
+    if entry is not None and entry[0] >= since:
+        return await asyncio.shield(entry[1])
+    future: asyncio.Future[tournament_pages.TournamentRows | None] = loop.create_future()
+    key = (loop.time(), future)
+    _tournament_reads[tournament_id] = key
+    try:
+        rows = await db(tournament_pages.read_tournament, tournament_id)
+    except BaseException as error:
+        if _tournament_reads.get(tournament_id) is key:
+            del _tournament_reads[tournament_id]
+        future.set_exception(error)
+        future.exception()  # retrieved: the waiters (if any) get it too
+        raise
+    future.set_result(rows)
+    loop.call_later(SNAPSHOT_SECONDS, _forget_tournament_read, tournament_id, key)
+    return rows
+
+
+def _forget_tournament_read(tournament_id: int, key: object) -> None:
+    if _tournament_reads.get(tournament_id) is key:
+        del _tournament_reads[tournament_id]

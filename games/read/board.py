@@ -114,14 +114,17 @@ def board_context(
     game: GameState | None = None,
     scores: bool = True,
     results: tuple[RoundResult, ...] | None = None,
+    tournament: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
     """Everything the table page shows this viewer, and nothing it must not.  ``spectators``: the count
     if the caller read it already (``load_snapshot``), else it is read here.  ``scores``: False when the
     board leaves the scoreboard out (``render_snapshot``): ``results`` then holds the last round's only.
     ``results``: every finished round's result (``Snapshot.results``); if not given, read here for the table's
-    own game, or taken from ``game`` when one is given."""
+    own game, or taken from ``game`` when one is given.  ``tournament``: a tournament's table's
+    ``Snapshot.tournament`` if the caller read it already, else it is read here."""
     my_seat = next((s for s in seats if viewer.user_id is not None and s.user_id == viewer.user_id), None)
     ctx = _table_context(table, seats, my_seat, viewer, spectators)
+    ctx["tournament"] = tournament_context(table, tournament)
     if game is None:  # the table's own (its state keeps the last round's result only: the others are read)
         game = game_state(table)
         if game is not None and scores and results is None:
@@ -148,7 +151,8 @@ def board_context(
         for player in ctx["players"]:
             player["is_turn"] = False
     _add_clock(ctx, table)
-    if table.status == Table.Status.FINISHED and not table.is_practice:  # «Revancha»: the same players and options
+    if table.status == Table.Status.FINISHED and not table.is_practice and not table.is_tournament:
+        # «Revancha»: the same players and options (a tournament's table has none: «Clasificación del torneo»)
         ctx["rematch"] = rematch_context(table, seats, viewer.user_id)
     # «Analizar la partida», at the end, for those who played it (a person's seat; not a practice hand)
     ctx["can_analyse"] = (
@@ -164,6 +168,25 @@ def board_context(
         else ""
     )
     return ctx
+
+
+def tournament_context(table: Table, tag: tuple[str, int] | None) -> dict[str, Any] | None:
+    """A tournament's table: which tournament (``tag``: its name and games, read here when not given), which of
+    its games, and which of the game's deals is being played («Mano 1 de 2»); None for any other table."""
+    if table.tournament_id is None:
+        return None
+    if tag is None:
+        tag = snapshots.tournament_tag(table.tournament_id) or ("", 1)
+    name, games = tag
+    deals = [int(n) for n in table.deals or []]
+    return {
+        "id": table.tournament_id,
+        "name": name,
+        "game": table.tournament_game or 1,
+        "games": games,
+        "deal": deals.index(table.round_number) + 1 if table.round_number in deals else 0,
+        "deals": len(deals),
+    }
 
 
 def practice_context(table: Table, view: SeatView, over: bool) -> dict[str, Any]:
@@ -669,6 +692,8 @@ def draw_push(
     a late board."""
     if snapshot.table.status != Table.Status.PLAYING:
         return None
+    if snapshot.table.tournament_id is not None and snapshot.tournament is None:
+        return None  # the tournament's name is to be read: drawn the slow way
     scores_unchanged = shown_rounds is not None and shown_rounds == rounds_done(snapshot)
     if not scores_unchanged and snapshot.results is None:
         return None  # the scoreboard is to be drawn, from results this snapshot does not carry: read them
@@ -681,6 +706,7 @@ def draw_push(
             snapshot.game,
             scores=not scores_unchanged,
             results=snapshot.results,
+            tournament=snapshot.tournament,
         )
         hand = hand_key(ctx.get("hand") or [], ctx.get("hand_count"), snapshot.seq, language)
         ctx["oob"] = True
@@ -724,7 +750,12 @@ def render_board(
     table = snapshot.table
     with override(language):
         ctx = board_context(
-            table, list(snapshot.seats), Viewer(user_id, language), snapshot.spectators, results=snapshot.results
+            table,
+            list(snapshot.seats),
+            Viewer(user_id, language),
+            snapshot.spectators,
+            results=snapshot.results,
+            tournament=snapshot.tournament,
         )
         ctx["oob"] = True
         if user_id is not None and table.status != Table.Status.PLAYING:

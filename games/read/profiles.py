@@ -27,6 +27,7 @@ from games.engine.cards import SUITS
 from games.engine.presets import CLASICA, Rules
 from games.models import ROUND_KIND_LABELS, Analysis, Seat, Table
 from games.read.board import FORFEIT_TAGS, card_ctx, suit_mark, suit_name
+from games.read.tournaments import player_tournaments
 from games.table import access
 from leaderboard import skill
 from leaderboard.models import PeriodScore
@@ -240,6 +241,8 @@ def profile_context(player: Any, viewer: Any, now: datetime) -> dict[str, Any]:
         # «Nivel» at each rule set they have rated games in (public quick and tournament games), with its last change
         "levels": skill.player_levels(player.pk),
         "ranked_games": skill.RANKED_GAMES,
+        # «Torneos»: the tournaments they registered for, their place among the people, score and prize
+        "tournaments": player_tournaments(player.pk),
     }
 
 

@@ -26,7 +26,7 @@ from django.db.models import DateTimeField, Model
 
 from games.engine import GameState, Phase
 from games.engine.state import RoundResult
-from games.models import Seat, Table
+from games.models import Seat, Table, Tournament
 from games.table import history, rows
 
 M = TypeVar("M", bound=Model)
@@ -49,6 +49,9 @@ class Snapshot:
     results: tuple[RoundResult, ...] | None = None
     #: The game when it is known already (a change applied to the one before); else read from the row.
     known_game: GameState | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: A tournament's table: the tournament's name and number of games (``tournament_tag``), read with the
+    #: snapshot, for the board's tournament line; None for any other table.
+    tournament: tuple[str, int] | None = None
 
     @property
     def seq(self) -> int:
@@ -92,13 +95,20 @@ def rounds_done(phase: str, number: int) -> int:
 
 def load_snapshot(table_id: int) -> Snapshot | None:
     """The table, its seats, its number of spectators and its rounds' results, in three queries (two for a
-    table that has not started); None if the table is gone."""
+    table that has not started; one more for a tournament's table); None if the table is gone."""
     table = Table.objects.filter(pk=table_id).first()
     if table is None:
         return None
     seats, spectators = seats_and_spectators(table_id)
     results = history.results(table_id) if table.status != Table.Status.WAITING else ()
-    return Snapshot(table, tuple(seats), spectators, results)
+    tournament = tournament_tag(table.tournament_id) if table.tournament_id is not None else None
+    return Snapshot(table, tuple(seats), spectators, results, tournament=tournament)
+
+
+def tournament_tag(tournament_id: int) -> tuple[str, int] | None:
+    """A tournament's name and number of games (one query), for its tables' boards."""
+    row = Tournament.objects.filter(pk=tournament_id).values_list("name", "games").first()
+    return None if row is None else (str(row[0]), int(row[1] or 1))
 
 
 def _pack_row(instance: Model) -> list[Any]:
@@ -185,4 +195,5 @@ def apply_change(before: Snapshot | None, data: dict[str, Any]) -> Snapshot:
         int(data["spectators"]),
         tuple(RoundResult.from_json(r) for r in results) if results is not None else before.results,
         known_game=game,
+        tournament=before.tournament,
     )

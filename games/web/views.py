@@ -1,5 +1,6 @@
 """Thin HTTP adapters: the lobby, private tables by code, the table page, «Revancha», the record download,
-a finished game's replay, the players' profiles and the rules."""
+a finished game's replay, the players' profiles, the rules, and the tournaments (their list, a tournament's
+page, registering and withdrawing)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ from games.live import capacity
 from games.models import BOT_LEVEL_CHOICES, PRESET_LABELS, SCHEDULE_LABELS, STAKES, Analysis, Seat, Table, rules_of
 from games.read import analysis as analysis_read
 from games.read import board, profiles
+from games.read import tournaments as tournament_pages
 from games.read.rules import rules_context
 from games.study import analyses
 from games.table import access, actions, history
 from games.table.actions import practice
+from games.tournaments import entries
 from pocha_site import ratelimit
 
 
@@ -440,3 +443,51 @@ def player_profile(request: HttpRequest, name: str) -> HttpResponse:
     if player.get_username() != name:
         return redirect("games:player", name=player.get_username())
     return render(request, "games/profile.html", profiles.profile_context(player, request.user, timezone.now()))
+
+
+# -- tournaments -------------------------------------------------------------------------------
+
+
+def tournaments(request: HttpRequest) -> HttpResponse:
+    """«Torneos»: those taking registrations, being played, and the last ones finished (for anyone)."""
+    return render(request, "games/tournaments.html", tournament_pages.list_context())
+
+
+def tournament(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """A tournament's page (for anyone, like the rankings): its live parts are drawn again over its socket."""
+    rows = tournament_pages.read_tournament(tournament_id)
+    if rows is None:
+        raise Http404
+    viewer_id = request.user.pk if request.user.is_authenticated else None
+    return render(request, "games/tournament.html", tournament_pages.detail_context(rows, viewer_id))
+
+
+@login_required
+@require_POST
+def tournament_register(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """«Inscribirme»: a place in the tournament, the entry fee paid (from the client's own address, which keeps
+    people of one address at different tables: ``pocha_site.proxy`` has made it the client's)."""
+    try:
+        registration = entries.register(request.user, tournament_id, request.META.get("REMOTE_ADDR") or None)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        if error.code == "unknown_tournament":
+            return _go(request, "games:tournaments")
+        return _go(request, "games:tournament", tournament_id=tournament_id)
+    messages.success(request, _("Te has inscrito en «%(name)s».") % {"name": registration.tournament.name})
+    return _go(request, "games:tournament", tournament_id=tournament_id)
+
+
+@login_required
+@require_POST
+def tournament_withdraw(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """«Retirarme»: leave the tournament before it starts; the entry fee comes back."""
+    try:
+        entries.withdraw(request.user, tournament_id)
+    except actions.ActionError as error:
+        _refuse(request, error)
+        if error.code == "unknown_tournament":
+            return _go(request, "games:tournaments")
+        return _go(request, "games:tournament", tournament_id=tournament_id)
+    messages.success(request, _("Te has retirado del torneo."))
+    return _go(request, "games:tournament", tournament_id=tournament_id)

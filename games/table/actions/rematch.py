@@ -8,7 +8,8 @@ with their stake held.  The others accept (``do_accept_rematch``: a seat and the
 waiting-table clock (``fill_at``, ``POCHA_REMATCH_WAIT`` seconds) fills the empty seats with bots and
 starts it; without bots the proposer (its host) starts or cancels it as at any private table.
 
-Only the old table's people may sit at a rematch (``games.table.access.check_sit``).
+Only the old table's people may sit at a rematch (``games.table.access.check_sit``).  A tournament's table has
+no rematch: the tournament seats its players (its page has the standings).
 
 Locks: the old table's row first, then the rematch's (the order every function here takes them);
 every other action takes one table's row only, so no cycle is possible.  The
@@ -65,6 +66,10 @@ def _cancelled_error() -> ActionError:
     return ActionError("rematch_cancelled", _("La revancha se ha cancelado."))
 
 
+def _tournament_error() -> ActionError:
+    return ActionError("tournament_table", _("Una mesa de torneo no tiene revancha: mira la clasificación del torneo."))
+
+
 def _already_seated_error() -> ActionError:
     return ActionError("already_seated", _("Ya estás sentado en la revancha."))
 
@@ -113,6 +118,8 @@ def _lock_finished(table_id: int, user: Any) -> tuple[Table, list[Seat]]:
     access.check_view(old, user, seats=seats)  # a private table is, to anyone else, a table that does not exist
     if not any(s.user_id == user.pk and not s.is_bot for s in seats):
         raise access.rematch_only_error()
+    if old.tournament_id is not None:  # the tournament decides who plays whom next, and when
+        raise _tournament_error()
     if old.status != Table.Status.FINISHED:
         raise _not_finished_error()
     return old, seats
