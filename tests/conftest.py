@@ -71,9 +71,10 @@ SLOW_MODULES = {
     "test_tournament_ledger.py",  # tournaments' fees, refunds and prizes under random sequences (Hypothesis)
     "test_url_walk.py",  # every URL of the site with every kind of bad value
     "test_collector.py",  # server processes started in fresh interpreters
-    "test_load_tool.py",  # the load tool against a real server in a subprocess
     "leaderboard/test_ranking_game.py",  # whole staked games, then the rankings
     "test_move_log_migration.py",  # stored games carried over by the migration, in fresh interpreters
+    # (test_load_tool.py marks its tests against a real server ``slow`` one by one: those of its pure
+    # functions stay in ``make test``)
 }
 #: Seconds a test of a tier may take before it fails (pyproject.toml's ``timeout`` for the others): the
 #: fault tests start a whole stack and play a whole game under a fault.

@@ -4,7 +4,9 @@
 A person's table (``manage.py demo_table``: a quick table with bots, dealt), the person's session from
 logging in over HTTP, then the tool's own ``Run``: it opens the seat's socket, reads its boards in the
 background, makes a move the board offers and counts it completed when the next board arrives.  The
-client's refusals and closings are checked on the same server."""
+client's refusals and closings are checked on the same server.  Those tests are ``slow`` (a server in a
+subprocess); the tests of the tool's pure functions (``--tournament``'s deal ends, its reading of the
+tournament page's pushes and the standings' delays) need none and run in ``make test``."""
 
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ import sys
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from live.helpers import person
 from live.wsclient import PASSWORD, Browser
 from support.server import Daphne, free_port, sqlite_site
 
@@ -49,6 +53,7 @@ async def until(predicate: Callable[[], bool], timeout: float = 20) -> None:
             await asyncio.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_the_load_tool_opens_reads_and_moves(server: Daphne) -> None:
     table_id, cookie = a_dealt_table(server, "carga")
     args = argparse.Namespace(port=server.port, period=1.0, spacing="fixed", lost_after=10.0, duration=1.0)
@@ -76,6 +81,7 @@ def test_the_load_tool_opens_reads_and_moves(server: Daphne) -> None:
     assert run.stats.socket_errors == 0 and run.stats.refused == 0 and run.stats.lost == 0
 
 
+@pytest.mark.slow
 def test_the_client_refuses_closes_and_reports_as_the_tool_expects(server: Daphne) -> None:
     table_id, cookie = a_dealt_table(server, "cliente")
     headers = {"Origin": server.origin, "Cookie": f"sessionid={cookie}"}
@@ -101,6 +107,7 @@ def test_the_client_refuses_closes_and_reports_as_the_tool_expects(server: Daphn
     asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_the_tool_is_a_script_that_starts(tmp_path: Path) -> None:
     """``make bench-load`` runs the file as a script: its imports resolve from anywhere."""
     done = subprocess.run(
@@ -114,6 +121,7 @@ def test_the_tool_is_a_script_that_starts(tmp_path: Path) -> None:
     assert "--tables" in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_clocks_asked_for_take_over_from_each_tables_next_decision() -> None:
     """Tables set up with far-off clocks, then given the site's 30 s: the decision under way keeps its
@@ -145,3 +153,141 @@ def test_the_clocks_asked_for_take_over_from_each_tables_next_decision() -> None
     assert after.seq > row.seq
     left = (after.turn_deadline - timezone.now()).total_seconds()
     assert 20 < left <= 30, left
+
+
+# -- --tournament: pure functions, no server ---------------------------------------------------------
+
+
+def a_board(seq: int, *, result: int | None = None, over: bool = False) -> bytes:
+    """The parts of a board the tool reads: the seq, and the round's result or the final ranking."""
+    controls = f'<div class="round-result" id="round-result" data-round="{result}">' if result is not None else ""
+    return (
+        f'<section id="board-status" data-board-seq="{seq}" data-status="playing" data-over="{"1" if over else ""}">'
+        f'</section><section id="controls" class="controls" data-board-seq="{seq}">{controls}</section>'
+    ).encode()
+
+
+def test_a_deal_ends_when_a_board_shows_a_rounds_result_or_the_final_ranking() -> None:
+    assert load_tool.finished_round(a_board(5)) is None
+    assert load_tool.finished_round(a_board(6, result=3)) == 3
+    # a finished game's board shows the ranking instead: its last deal, if the tool knows the deals
+    assert load_tool.finished_round(a_board(90, over=True), (3, 8, 12, 17)) == 17
+    assert load_tool.finished_round(a_board(90, over=True)) is None
+
+
+def test_the_made_up_addresses_are_distinct_and_valid() -> None:
+    import ipaddress
+
+    addresses = [load_tool.fake_address(n) for n in range(70_000)]
+    assert len(set(addresses)) == len(addresses)
+    assert addresses[0] == "10.0.0.1" and addresses[255] == "10.0.1.0"
+    assert all(ipaddress.ip_address(a) in ipaddress.ip_network("10.0.0.0/8") for a in addresses)
+
+
+def test_a_tournament_tables_moves_count_apart_and_its_deal_ends_are_recorded() -> None:
+    """The driver's accounting without sockets: a move at a tournament table counts in the run's figures
+    and in the tournament's, and the move after which the boards show a round's result ended that deal."""
+    args = argparse.Namespace(port=1, period=1.0, spacing="fixed", lost_after=10.0, duration=1.0)
+    run = load_tool.Run(args, [(1, ["a", "b", "c", "d"])], groups=("tournament", "quick"))
+    tournament = load_tool.Table(run, 2, ["e", "f", "g", "h"], kind="tournament", number=7, deals=(3, 8, 12, 17))
+    run.tables.append(tournament)
+    quick = run.tables[0]
+    assert quick.kind == "quick" and quick.counters() == (run.stats, run.groups["quick"])
+    run.measuring = True
+    for table, seq, result in ((quick, 10, 1), (tournament, 20, 3)):
+        for seat in table.seats:
+            seat.seq, seat.board = seq, a_board(seq)
+        table.pending = load_tool.Pending(seq, 100.0, 0, table.counters(), result_before=None)
+        for seat in table.seats:  # the board after the move, at every seat
+            seat.seq, seat.board = seq + 1, a_board(seq + 1, result=result)
+            table.on_board(seat, seq + 1)
+        assert table.pending is None
+    assert run.stats.completed == 2
+    assert run.groups["quick"].completed == 1 and run.groups["tournament"].completed == 1
+    # only the tournament's table's deal is recorded: the 1st of its game's deals (round 3), sent at 100 s
+    assert run.deal_ends == [load_tool.DealEnd(table=7, deal=1, round=3, sent=100.0, ordinal=1)]
+    # a move made while the result was already up (the board before showed it) ends nothing
+    tournament.pending = load_tool.Pending(21, 101.0, 0, tournament.counters(), result_before=3)
+    tournament.on_board(tournament.seats[0], 22)
+    assert len(run.deal_ends) == 1
+
+
+def test_the_standings_delay_is_to_the_first_push_that_shows_the_deal() -> None:
+    Push, End = load_tool.StandingsPush, load_tool.DealEnd
+    first_deal_at_3 = End(table=3, deal=1, round=3, sent=10.0, ordinal=1)
+    # by table: the push at 10.1 does not show table 3's first deal yet, the one at 10.4 does
+    by_table = [Push(9.0, {3: 0}), Push(10.1, {3: 0, 5: 1}), Push(10.4, {3: 1, 5: 1})]
+    assert load_tool.first_reflecting(first_deal_at_3, by_table) == pytest.approx(0.4)
+    # by the total: the second deal seen to end is shown once the tables' finished deals reach 2
+    second = End(table=5, deal=1, round=3, sent=10.0, ordinal=2)
+    in_all = [Push(10.2, total=1), Push(10.7, total=2)]
+    assert load_tool.first_reflecting(second, in_all) == pytest.approx(0.7)
+    # pushes that say nothing: the first after the send; none after it: None
+    assert load_tool.first_reflecting(first_deal_at_3, [Push(9.9), Push(10.3)]) == pytest.approx(0.3)
+    assert load_tool.first_reflecting(first_deal_at_3, [Push(9.9)]) is None
+
+    # two sockets on the page: until both have it, and until the first; a deal one socket never saw is late
+    ends = [first_deal_at_3, End(table=3, deal=2, round=8, sent=20.0, ordinal=2)]
+    sockets = [
+        [Push(10.2, {3: 1}), Push(20.3, {3: 2})],
+        [Push(10.6, {3: 1})],
+    ]
+    report = load_tool.standings_delays(ends, sockets, within=5.0, origin=5.0)
+    assert report["deal_ends"] == 2 and report["no_push_within"] == 1
+    assert report["delay_ms_all_sockets"] == {"count": 1, "p50": 600.0, "p95": 600.0, "max": 600.0}
+    assert report["delay_ms_first_socket"]["count"] == 2 and report["delay_ms_first_socket"]["max"] == 300.0
+    assert report["ends"][1] == {"table": 3, "deal": 2, "round": 8, "sent_s": 15.0, "delay_ms": [300.0, None]}
+    assert report["matched_by"].endswith("(exact)")
+    # a push later than ``within`` counts in the delays, and as late
+    slow = load_tool.standings_delays([first_deal_at_3], [[Push(16.0, {3: 1})]], within=5.0)
+    assert slow["no_push_within"] == 1 and slow["delay_ms_all_sockets"]["max"] == 6000.0
+    assert load_tool.standings_delays([], [[Push(1.0)]], within=5.0)["matched_by"].startswith("the first push")
+
+
+@pytest.mark.django_db
+def test_the_tool_reads_the_deals_played_from_the_tournament_pages_own_push(settings: Any) -> None:
+    """The frame the tournament page's socket sends (``games.read.tournaments.render_live``), after one
+    table has finished its first deal: the tool reads each table's deals played from the standings' lines
+    (the people it seated, by name), or, for people it did not seat, the deals finished in all."""
+    from django.utils import timezone
+
+    from games.engine import default_action
+    from games.engine.snapshot import load
+    from games.models import Round, Seat, Table, Tournament
+    from games.read import tournaments as pages
+    from games.table import actions
+    from games.tournaments import entries, runner
+
+    settings.POCHA_BOT_DELAY = 30  # nothing plays by itself
+    now = timezone.now()
+    t = Tournament.objects.create(
+        name="Carga",
+        size=4,
+        places=8,
+        deals=2,
+        entry_fee=0,
+        registration_opens_at=now - timedelta(hours=1),
+        starts_at=now + timedelta(hours=1),
+    )
+    for n in range(8):
+        entries.register(person(f"carga{n}"), t.pk, load_tool.fake_address(n))
+    Tournament.objects.filter(pk=t.pk).update(starts_at=timezone.now())
+    assert runner.advance(t.pk) == "started"
+    first, second = Table.objects.filter(tournament=t).order_by("tournament_number")
+    while not Round.objects.filter(table=first, result__isnull=False).exists():
+        row = Table.objects.get(pk=first.pk)
+        seat = Seat.objects.select_related("user").get(table=row, position=row.turn_seat)
+        actions.do_action(row.pk, seat.user, default_action(load(row.state)), row.seq)
+    table_of = {
+        name: number
+        for name, number in Seat.objects.filter(table__tournament=t).values_list("name", "table__tournament_number")
+    }
+    rows = pages.read_tournament(t.pk)
+    assert rows is not None
+    frame = pages.render_live(rows, None, "es").encode()
+
+    assert load_tool.standings_lines(frame) == {name: 1 if n == 1 else 0 for name, n in table_of.items()}
+    push = load_tool.standings_shown(frame, 7.5, table_of)
+    assert (push.at, push.played, push.total) == (7.5, {1: 1, 2: 0}, None) and push.size == len(frame)
+    assert load_tool.standings_shown(frame, 7.5, {}).total == 1  # one deal finished, at one table of four
+    assert load_tool.standings_shown(b"<section id='tournament-state'></section>", 1.0, table_of).played is None

@@ -15,7 +15,9 @@ Other modes (README): ``--mode bare`` runs the same driver against a minimal Cha
 (benchmarks/load/bare, started and stopped here), ``--compare`` runs that and then the project with the same
 load and gives the ratios, ``--advance-rounds K`` plays K whole rounds of every table before the window, and
 ``--ramp`` opens the tables over HTTP during the run at ``--ramp-rate`` tables/s and counts admissions and
-refusals.
+refusals, and ``--tournament PLAYERS`` runs a free duplicate tournament's tables beside the quick ones (figures
+for each and together) with sockets on the tournament's page, and measures how long its standings take to
+show each deal that ends.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import urllib.parse
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,9 @@ PROJECT_WS_PATH = "/ws/mesa/{table}/"
 BARE_WS_PATH = "/ws/bare/{table}/{seat}/"
 ROLES = ("daphne", "celery_worker", "celery_beat")
 STATUS = re.compile(rb'data-status="(\w+)"')
+#: The last round's result on a board (``#round-result``, shown from the round's last trick to the next deal).
+ROUND_RESULT = re.compile(rb'id="round-result" data-round="(\d+)"')
+TOURNAMENT_WS_PATH = "/ws/torneo/{tournament}/"
 
 
 # -- the server's processes and PostgreSQL ------------------------------------------------------------
@@ -397,13 +403,51 @@ class Stats:
     board_bytes: int = 0
 
 
+def percentile(values: list[float], q: float) -> float | None:
+    """The ``q`` quantile of ``values`` (seconds) in ms, nearest rank below, as the tool has always taken it."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def moves_report(st: Stats, duration: float, elapsed: float) -> dict[str, Any]:
+    """The moves' figures of a window (or of one group of its tables): rates, counts, latency."""
+    lat = st.latencies
+    return {
+        "offered_moves_per_s": round(st.offered / duration, 2),
+        "sent_moves_per_s": round(st.sent / elapsed, 2) if elapsed else None,
+        "completed_moves_per_s": round(st.completed / elapsed, 2) if elapsed else None,
+        "offered": st.offered,
+        "sent": st.sent,
+        "completed": st.completed,
+        "lost": st.lost,
+        "refused": st.refused,
+        "refusals": st.refusals,
+        "skipped_busy": st.busy,
+        "skipped_no_move": st.no_move,
+        "socket_errors": st.socket_errors,
+        "latency_ms": {
+            "p50": percentile(lat, 0.50),
+            "p95": percentile(lat, 0.95),
+            "p99": percentile(lat, 0.99),
+            "max": round(1000 * max(lat), 1) if lat else None,
+            "mean": round(1000 * statistics.mean(lat), 1) if lat else None,
+        },
+        "board_bytes_mean": round(st.board_bytes / st.boards) if st.boards else None,
+    }
+
+
 @dataclass
 class Pending:
     seq: int
     sent: float
     mover: int
-    stats: Stats  # the phase it was sent in (the ramp has two)
+    stats: tuple[Stats, ...]  # the phase it was sent in (the ramp has two), and its table's group's
+    #: The round whose result the mover's board showed when the move was sent (``finished_round``).
+    result_before: int | None = None
     seen: set[int] = field(default_factory=set)
+    deal_end: bool = False  # a board after it showed a round's result that was not up before: it ended a deal
 
 
 class Seat:
@@ -418,29 +462,64 @@ class Seat:
         return [o for o in options if o.get("action") in GAME_ACTIONS]
 
 
+def finished_round(board: bytes, deals: tuple[int, ...] = ()) -> int | None:
+    """The round whose result a board shows (``#round-result``, up from the round's last trick to the next
+    deal), or, on a finished game's board (``data-over="1"``, which shows the final ranking instead), the
+    game's last round (the last of ``deals``, a tournament game's rounds); None otherwise."""
+    match = ROUND_RESULT.search(board)
+    if match:
+        return int(match.group(1))
+    if deals and b'data-over="1"' in board:
+        return deals[-1]
+    return None
+
+
 class Table:
-    def __init__(self, run: Run, table_id: int, cookies: list[str]) -> None:
+    def __init__(
+        self,
+        run: Run,
+        table_id: int,
+        cookies: list[str],
+        *,
+        kind: str = "quick",
+        number: int | None = None,
+        deals: tuple[int, ...] = (),
+    ) -> None:
         self.run, self.id = run, table_id
         self.seats = [Seat(self, i, c) for i, c in enumerate(cookies)]
         self.pending: Pending | None = None
+        #: quick, or tournament (then its number in the tournament and the rounds its game plays)
+        self.kind, self.number, self.deals = kind, number, deals
+        self.group: Stats | None = run.groups.get(kind)
+
+    def counters(self) -> tuple[Stats, ...]:
+        """Where this table's moves count: the run's (phase's) figures, and its group's if the run has groups."""
+        return (self.run.stats,) if self.group is None else (self.run.stats, self.group)
 
     def on_board(self, seat: Seat, seq: int) -> None:
         p = self.pending
         if p is not None and seq > p.seq:
+            if self.kind == "tournament" and not p.deal_end:
+                shown = finished_round(seat.board, self.deals)
+                if shown is not None and shown != p.result_before:
+                    p.deal_end = True
+                    self.run.on_deal_end(self, shown, p.sent)
             p.seen.add(seat.position)
             if len(p.seen) == len(self.seats):
                 self.pending = None
                 if self.run.measuring:
-                    p.stats.completed += 1
-                    p.stats.latencies.append(time.monotonic() - p.sent)
+                    for st in p.stats:
+                        st.completed += 1
+                        st.latencies.append(time.monotonic() - p.sent)
 
     def on_flash(self, seat: Seat, text: str) -> None:
         p = self.pending
         if p is not None and p.mover == seat.position and not p.seen:
             self.pending = None
             if self.run.measuring:
-                p.stats.refused += 1
-                p.stats.refusals[text] = p.stats.refusals.get(text, 0) + 1
+                for st in p.stats:
+                    st.refused += 1
+                    st.refusals[text] = st.refusals.get(text, 0) + 1
 
 
 class Run:
@@ -452,17 +531,29 @@ class Run:
         port: int | None = None,
         ws_path: str = PROJECT_WS_PATH,
         rounds: Callable[[], list[int]] | None = None,
+        groups: tuple[str, ...] = (),
     ) -> None:
         self.args = args
         self.port = port or args.port
         self.ws_path = ws_path
         self.rounds = rounds  # the tables' round numbers now (read around the window), if asked for
         self.stats = Stats()
+        #: Figures kept apart by the tables' kind as well (``--tournament``: tournament, quick).
+        self.groups = {kind: Stats() for kind in groups}
         self.measuring = False
         self.stop = False
         self.end = float("inf")  # no move is offered at or after this time
+        self.window_start = float("inf")
+        self.elapsed = 0.0  # the measured window's length, once over
+        self.deal_ends: list[DealEnd] = []
         self.tables = [Table(self, tid, cookies) for tid, cookies in tables]
         self.origin = f"http://127.0.0.1:{self.port}"
+
+    def on_deal_end(self, table: Table, round_number: int, sent: float) -> None:
+        """A move sent at ``sent`` ended the deal ``round_number`` at a tournament table."""
+        deal = table.deals.index(round_number) + 1 if round_number in table.deals else 0
+        ordinal = len(self.deal_ends) + 1
+        self.deal_ends.append(DealEnd(int(table.number or 0), deal, round_number, sent, ordinal))
 
     async def open(self, seat: Seat, sem: asyncio.Semaphore) -> None:
         headers = {"Origin": self.origin}
@@ -476,7 +567,8 @@ class Run:
                     )
                     return
                 except (OSError, ConnectionError, TimeoutError) as error:
-                    self.stats.socket_errors += 1
+                    for st in seat.table.counters():
+                        st.socket_errors += 1
                     print(f"connect table {seat.table.id} seat {seat.position}: {error!r}", file=sys.stderr)
                     await asyncio.sleep(0.5 * (attempt + 1))
 
@@ -489,7 +581,8 @@ class Run:
             frame = await seat.ws.recv(decode=False)
             if frame is None:
                 if not self.stop:
-                    self.stats.socket_errors += 1
+                    for st in seat.table.counters():
+                        st.socket_errors += 1
                     print(f"table {seat.table.id} seat {seat.position}: socket closed by the server", file=sys.stderr)
                 seat.ws = None
                 continue
@@ -497,8 +590,9 @@ class Run:
             if match:
                 seq = int(match.group(1))
                 if self.measuring:
-                    self.stats.boards += 1
-                    self.stats.board_bytes += len(frame)
+                    for st in seat.table.counters():
+                        st.boards += 1
+                        st.board_bytes += len(frame)
                 if seq >= seat.seq:
                     seat.seq, seat.board = seq, compose(seat.board, frame)
                 seat.table.on_board(seat, seq)
@@ -516,7 +610,8 @@ class Run:
             await asyncio.sleep(max(0.0, at - time.monotonic()))
             if at >= self.end:  # (the ramp sets the end while its tables wait)
                 break
-            self.stats.offered += 1
+            for st in table.counters():
+                st.offered += 1
             await self.move(table, rng)
             at += (
                 rng.expovariate(1 / self.args.period)
@@ -526,27 +621,34 @@ class Run:
 
     async def move(self, table: Table, rng: random.Random) -> None:
         p = table.pending
+        counters = table.counters()
         if p is not None:
             if time.monotonic() - p.sent > self.args.lost_after:
                 table.pending = None
-                p.stats.lost += 1
+                for st in p.stats:
+                    st.lost += 1
             else:
-                self.stats.busy += 1
+                for st in counters:
+                    st.busy += 1
                 return
         seq = max(s.seq for s in table.seats)
         movers = [s for s in table.seats if s.seq == seq and s.ws is not None and s.moves()]
         if not movers:
-            self.stats.no_move += 1
+            for st in counters:
+                st.no_move += 1
             return
         seat = movers[0]
         choice = rng.choice(seat.moves())
-        table.pending = Pending(seq, time.monotonic(), seat.position, self.stats)
+        before = finished_round(seat.board, table.deals)
+        table.pending = Pending(seq, time.monotonic(), seat.position, counters, result_before=before)
         try:
             await seat.ws.send(choice)  # type: ignore[union-attr]
-            self.stats.sent += 1
+            for st in counters:
+                st.sent += 1
         except (OSError, ConnectionError, RuntimeError):
             table.pending = None
-            self.stats.socket_errors += 1
+            for st in counters:
+                st.socket_errors += 1
 
     async def drain(self) -> None:
         """The last moves get up to lost_after to land; the rest are lost."""
@@ -555,7 +657,8 @@ class Run:
             await asyncio.sleep(0.05)
         for t in self.tables:
             if t.pending is not None:
-                t.pending.stats.lost += 1
+                for st in t.pending.stats:
+                    st.lost += 1
                 t.pending = None
 
     async def first_boards(self, tables: list[Table], timeout: float = 30) -> int:
@@ -583,11 +686,11 @@ class Run:
         rusage0 = resource.getrusage(resource.RUSAGE_SELF)
         s0 = snapshot(pg, roles)
         tracker = CpuTracker(pg, roles).start()
-        start = time.monotonic()
+        start = self.window_start = time.monotonic()
         self.end = start + self.args.duration
         await asyncio.gather(*(self.drive(t, start) for t in self.tables))
         await self.drain()
-        elapsed = time.monotonic() - start
+        elapsed = self.elapsed = time.monotonic() - start
         self.measuring = False
         await asyncio.sleep(1.5)
         s1 = snapshot(pg, roles)
@@ -619,13 +722,6 @@ class Run:
         cpu: dict[str, float],
     ) -> dict[str, Any]:
         """``cpu``: seconds per role over the window (``CpuTracker``)."""
-        lat = sorted(st.latencies)
-
-        def pct(q: float) -> float | None:
-            if not lat:
-                return None
-            return round(1000 * lat[min(len(lat) - 1, int(q * len(lat)))], 1)
-
         idle_cpu = cpu_delta(idle0, idle1)
         idle_s = idle1.at - idle0.at
         xacts = (s1.pg["xact_commit"] + s1.pg["xact_rollback"]) - (s0.pg["xact_commit"] + s0.pg["xact_rollback"])
@@ -642,6 +738,7 @@ class Run:
         tuples = {k: s1.pg[k] - s0.pg[k] for k in s0.pg if k.startswith("tup_")}
         wal = s1.pg["wal_bytes"] - s0.pg["wal_bytes"]
         idle_wal_rate = max(0, idle1.pg["wal_bytes"] - idle0.pg["wal_bytes"]) / idle_s
+        moves = moves_report(st, duration, elapsed)
         return {
             "tables": len(self.tables),
             "sockets": 4 * len(self.tables),
@@ -651,25 +748,7 @@ class Run:
             "window_s": round(elapsed, 1),
             "connect_s": None,
             "seats_without_first_board": None,
-            "offered_moves_per_s": round(st.offered / duration, 2),
-            "sent_moves_per_s": round(st.sent / elapsed, 2),
-            "completed_moves_per_s": round(st.completed / elapsed, 2),
-            "offered": st.offered,
-            "sent": st.sent,
-            "completed": st.completed,
-            "lost": st.lost,
-            "refused": st.refused,
-            "refusals": st.refusals,
-            "skipped_busy": st.busy,
-            "skipped_no_move": st.no_move,
-            "socket_errors": st.socket_errors,
-            "latency_ms": {
-                "p50": pct(0.50),
-                "p95": pct(0.95),
-                "p99": pct(0.99),
-                "max": round(1000 * lat[-1], 1) if lat else None,
-                "mean": round(1000 * statistics.mean(lat), 1) if lat else None,
-            },
+            **{k: v for k, v in moves.items() if k != "board_bytes_mean"},
             "cpu_ms_per_move": {role: round(1000 * sec / n, 2) for role, sec in cpu.items()},
             "cpu_ms_per_move_net_of_idle": {
                 role: round(1000 * (sec - idle_cpu[role] / idle_s * window) / n, 2) for role, sec in cpu.items()
@@ -686,7 +765,7 @@ class Run:
                 1000 * ((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)) / n, 2
             ),
             "loadavg_after": Path("/proc/loadavg").read_text().split()[:3],
-            "board_bytes_mean": round(st.board_bytes / st.boards) if st.boards else None,
+            "board_bytes_mean": moves["board_bytes_mean"],
         }
 
     async def close_all(self, readers: list[asyncio.Task[None]]) -> None:
@@ -698,6 +777,275 @@ class Run:
         for task in readers:
             task.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
+
+
+# -- a tournament beside the quick tables (``--tournament``) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class DealEnd:
+    """A deal that ended at a tournament table: the move that ended it was sent at ``sent`` (monotonic)."""
+
+    table: int  # the table's number in the tournament (``Table.tournament_number``)
+    deal: int  # which of its game's deals (from 1; 0 if the round is not one of them)
+    round: int  # the round of the schedule
+    sent: float
+    #: How many deals the tournament's tables had finished with this one, in the order the tool saw them end.
+    ordinal: int = 0
+
+
+@dataclass(frozen=True)
+class StandingsPush:
+    """A frame the tournament's page received: when, and which deals it shows finished (``standings_shown``):
+    by table (its number -> deals finished there) or in all (the tables' finished deals summed), or None
+    when the frame does not say."""
+
+    at: float
+    played: dict[int, int] | None = None
+    total: int | None = None
+    size: int = 0
+
+
+#: A pushed tournament page's standings (``templates/games/_tournament_live.html``): its section, a line (the
+#: entrant's name in ``data-name``) and a line's cells: place, name, score, deals played, points.
+_STANDINGS = re.compile(rb'<section id="tournament-standings".*?</section>', re.S)
+_LINE = re.compile(rb'<tr\b[^>]*\bdata-name="([^"]*)"[^>]*>(.*?)</tr>', re.S)
+_CELL = re.compile(rb"<td\b[^>]*>(.*?)</td>", re.S)
+PLAYED_CELL = 3
+
+
+def standings_lines(frame: bytes) -> dict[str, int] | None:
+    """Each standings line's deals played, by the entrant's name, as a frame of the tournament's page shows
+    them; None if the frame has no standings (a bot's line may share its name with another bot's: the most
+    played is kept, which is all the matching needs)."""
+    section = _STANDINGS.search(frame)
+    if section is None:
+        return None
+    lines: dict[str, int] = {}
+    for line in _LINE.finditer(section.group(0)):
+        cells = _CELL.findall(line.group(2))
+        if len(cells) > PLAYED_CELL and cells[PLAYED_CELL].strip().isdigit():
+            name = html.unescape(line.group(1).decode("utf-8", "replace"))
+            lines[name] = max(lines.get(name, 0), int(cells[PLAYED_CELL]))
+    return lines or None
+
+
+def standings_shown(frame: bytes, at: float, table_of: dict[str, int], seats: int = 4) -> StandingsPush:
+    """What a frame of the tournament's page shows of the deals finished: by table when its lines are the
+    people the tool seated (``table_of``: a person's name -> their table's number; a table's deals played
+    are those of its people's lines); else, from every line, the deals the tables have finished in all (each
+    counts once for each of a table's ``seats``); else nothing (the push matches only by time)."""
+    lines = standings_lines(frame)
+    if lines is None:
+        return StandingsPush(at, size=len(frame))
+    played: dict[int, int] = {}
+    for name, count in lines.items():
+        number = table_of.get(name)
+        if number is not None:
+            played[number] = max(played.get(number, 0), count)
+    if played:
+        return StandingsPush(at, played=played, size=len(frame))
+    return StandingsPush(at, total=sum(lines.values()) // seats, size=len(frame))
+
+
+def first_reflecting(end: DealEnd, pushes: list[StandingsPush]) -> float | None:
+    """Seconds from the send of the move that ended a deal to the first push received after it that shows
+    that deal: when the push says how many deals each table has finished, the first whose count for the
+    deal's table reaches the deal; when it says only how many the tables have finished in all, the first
+    whose count reaches the deal's ``ordinal``; when it says neither, simply the first push after the send.
+    None: no push did."""
+    for push in pushes:
+        if push.at < end.sent:
+            continue
+        if push.played is not None:
+            if push.played.get(end.table, 0) >= end.deal:
+                return push.at - end.sent
+        elif push.total is not None:
+            if push.total >= end.ordinal:
+                return push.at - end.sent
+        else:
+            return push.at - end.sent
+    return None
+
+
+def matched_by(pushes: list[StandingsPush]) -> str:
+    """How ``first_reflecting`` matched these pushes to the deals (the README's words)."""
+    kinds = {"table" if p.played is not None else "total" if p.total is not None else "time" for p in pushes}
+    names = {
+        "table": "the deals finished by table that each push shows (exact)",
+        "total": "the deals finished in all that each push shows, against the order the tool saw the deals end",
+        "time": "the first push after the move (the pushes do not say which deals they show)",
+    }
+    if not kinds:
+        return "no push"
+    return " / ".join(names[k] for k in ("table", "total", "time") if k in kinds)
+
+
+def standings_delays(
+    ends: list[DealEnd], watchers: list[list[StandingsPush]], within: float, origin: float = 0.0
+) -> dict[str, Any]:
+    """The standings' delay of each deal end, for every socket on the tournament's page (``watchers``: the
+    pushes each received, in order): ``all`` until the last socket had a push showing it (the page's
+    counterpart of move -> all seats), ``first`` until the first one did; ``no_push_within``: deal ends that
+    some socket had not been shown within ``within`` seconds (never, or later).  ``ends`` lists each deal
+    end with its send time from ``origin`` (the window's start) and its delays."""
+    every: list[float] = []
+    first: list[float] = []
+    late = 0
+    listed = []
+    for end in ends:
+        found = [first_reflecting(end, pushes) for pushes in watchers]
+        known = [d for d in found if d is not None]
+        if not found or len(known) < len(found) or max(known) > within:
+            late += 1
+        if found and len(known) == len(found):
+            every.append(max(known))
+        if known:
+            first.append(min(known))
+        listed.append(
+            {
+                "table": end.table,
+                "deal": end.deal,
+                "round": end.round,
+                "sent_s": round(end.sent - origin, 3),
+                "delay_ms": [None if d is None else round(1000 * d, 1) for d in found],
+            }
+        )
+
+    def summary(values: list[float]) -> dict[str, float | int | None]:
+        return {
+            "count": len(values),
+            "p50": percentile(values, 0.50),
+            "p95": percentile(values, 0.95),
+            "max": round(1000 * max(values), 1) if values else None,
+        }
+
+    return {
+        "deal_ends": len(ends),
+        "matched_by": matched_by([p for pushes in watchers for p in pushes if p.at >= origin]),
+        "within_s": within,
+        "no_push_within": late,
+        "delay_ms_all_sockets": summary(every),
+        "delay_ms_first_socket": summary(first),
+        "ends": listed,
+    }
+
+
+def fake_address(n: int) -> str:
+    """A distinct made-up address for the ``n``-th person (10.x.y.z, from 10.0.0.1): the one-address rule
+    (no two people of one address at one table) never binds."""
+    n += 1
+    return f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
+
+
+@dataclass
+class TournamentSetup:
+    id: int
+    players: int
+    deals: tuple[int, ...]  # the rounds of the schedule its game plays
+    tables: list[tuple[int, int, list[str]]]  # (table id, its number in the tournament, the cookies by seat)
+    table_of: dict[str, int]  # each person's name -> their table's number (the page's standings name them)
+    watchers: list[str]  # the session cookies of the sockets on the tournament's page
+    moderator: Any
+    setup_s: float = 0.0
+    par_s: float | None = None  # how long the worker took to play the deals' par after the start
+
+
+class Watcher:
+    """A socket on the tournament's page: every frame it receives, timestamped."""
+
+    def __init__(self, cookie: str) -> None:
+        self.cookie = cookie
+        self.ws: WebSocket | None = None
+        self.pushes: list[StandingsPush] = []
+        self.errors = 0
+
+
+class TournamentRun(Run):
+    """The quick tables and a tournament's tables under the one open-loop driver (figures for all and by
+    kind), and sockets on the tournament's page whose pushes give the standings' delay after each deal."""
+
+    def __init__(self, args: argparse.Namespace, quick: list[tuple[int, list[str]]], tour: TournamentSetup) -> None:
+        super().__init__(args, quick, groups=("tournament", "quick"))
+        self.tour = tour
+        self.tables += [
+            Table(self, tid, cookies, kind="tournament", number=number, deals=tour.deals)
+            for tid, number, cookies in tour.tables
+        ]
+        self.watchers = [Watcher(cookie) for cookie in tour.watchers]
+        self.watch_path = TOURNAMENT_WS_PATH.format(tournament=tour.id)
+
+    async def open_watcher(self, w: Watcher) -> None:
+        headers = {"Origin": self.origin, "Cookie": f"sessionid={w.cookie}"}
+        for attempt in range(5):
+            try:
+                w.ws = await WebSocket.connect(self.port, self.watch_path, headers)
+                return
+            except (OSError, ConnectionError, TimeoutError) as error:
+                w.errors += 1
+                print(f"connect {self.watch_path}: {error!r}", file=sys.stderr)
+                await asyncio.sleep(0.5 * (attempt + 1))
+
+    async def watch(self, w: Watcher) -> None:
+        while not self.stop:
+            if w.ws is None:
+                await asyncio.sleep(1)
+                await self.open_watcher(w)
+                continue
+            frame = await w.ws.recv(decode=False)
+            at = time.monotonic()
+            if frame is None:
+                if not self.stop:
+                    w.errors += 1
+                    print(f"{self.watch_path}: socket closed by the server", file=sys.stderr)
+                w.ws = None
+                continue
+            if isinstance(frame, str):
+                frame = frame.encode()
+            w.pushes.append(standings_shown(frame, at, self.tour.table_of))
+
+    async def main(self, pg: Postgres, roles: dict[str, list[int]]) -> tuple[dict[str, Any], list[asyncio.Task[None]]]:
+        await asyncio.gather(*(self.open_watcher(w) for w in self.watchers))
+        watching = [asyncio.create_task(self.watch(w)) for w in self.watchers]
+        report, readers = await super().main(pg, roles)
+        report["mode"] = "tournament"
+        report["tournament"] = self.tournament_report()
+        report["quick"] = self.group_report("quick")
+        return report, readers + watching
+
+    def group_report(self, kind: str) -> dict[str, Any]:
+        tables = sum(t.kind == kind for t in self.tables)
+        return {
+            "tables": tables,
+            "sockets": 4 * tables,
+            **moves_report(self.groups[kind], self.args.duration, self.elapsed),
+        }
+
+    def tournament_report(self) -> dict[str, Any]:
+        ends = [e for e in self.deal_ends if self.window_start <= e.sent < self.end]
+        in_window = [[p for p in w.pushes if p.at >= self.window_start] for w in self.watchers]
+        pushes = [p for w in in_window for p in w]
+        return {
+            "id": self.tour.id,
+            "players": self.tour.players,
+            "deals": list(self.tour.deals),
+            "setup_s": round(self.tour.setup_s, 1),
+            "par_s": None if self.tour.par_s is None else round(self.tour.par_s, 1),
+            "page_sockets": len(self.watchers),
+            "page_socket_errors": sum(w.errors for w in self.watchers),
+            "pushes_in_window_per_socket": [len(w) for w in in_window],
+            "push_bytes_mean": round(statistics.mean(p.size for p in pushes)) if pushes else None,
+            "deal_ends_by_deal": {str(d): sum(e.deal == d for e in ends) for d in range(1, len(self.tour.deals) + 1)},
+            "standings": standings_delays(ends, in_window, self.args.standings_within, self.window_start),
+            **self.group_report("tournament"),
+        }
+
+    async def close_all(self, readers: list[asyncio.Task[None]]) -> None:
+        self.stop = True
+        for w in self.watchers:
+            if w.ws is not None:
+                await w.ws.close()
+        await super().close_all(readers)
 
 
 # -- the ramp: tables opened over HTTP during the run -------------------------------------------------------
@@ -1003,14 +1351,14 @@ def django_setup(args: argparse.Namespace) -> None:
     django.setup()
 
 
-def make_people(count: int) -> tuple[list[list[tuple[Any, str]]], Any]:
+def make_people(count: int, prefix: str = "ld") -> tuple[list[list[tuple[Any, str]]], Any]:
     """``count`` groups of four fresh accounts, each with a database session (its key is the cookie), and a
-    moderator to call the tables off at the end."""
+    moderator to call the tables off at the end (names ``<prefix><time>_<group>_<seat>``)."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
     from django.contrib.sessions.backends.db import SessionStore
 
     users = get_user_model()
-    tag = f"ld{int(time.time()) % 10**7}"
+    tag = f"{prefix}{int(time.time()) % 10**7}"
     moderator = users.objects.create_user(f"{tag}_mod", password=None, is_staff=True, is_superuser=True)
     groups = []
     for t in range(count):
@@ -1046,6 +1394,103 @@ def make_tables(
         tables.append((row.pk, [cookie for _user, cookie in group]))
         people[row.pk] = users
     return tables, moderator, people
+
+
+def make_tournament(players: int, deals: int, clock: int, watchers: int, par_wait: float) -> TournamentSetup:
+    """A free duplicate tournament of ``players`` fresh people (tables of 4, ``deals`` deals a game, the turn
+    clocks at ``clock`` s), every one registered through ``entries.register`` from an address of their own,
+    then started as the runner does when its time comes (``starts_at`` now, ``runner.advance``): its tables
+    are created and dealt.  Then the worker plays the deals' par (the start queues it); the run waits for it,
+    up to ``par_wait`` s, so that the window measures the games and not that one-off work."""
+    from django.utils import timezone
+
+    from games.models import Seat as SeatRow
+    from games.models import Table as TableRow
+    from games.models import Tournament
+    from games.tournaments import entries, runner
+
+    t0 = time.monotonic()
+    groups, moderator = make_people(players // 4, prefix="lt")
+    people = [pair for group in groups for pair in group]
+    now = timezone.now()
+    tournament = Tournament.objects.create(
+        name=f"Prueba de carga {moderator.username}",
+        format=Tournament.Format.DUPLICATE,
+        size=4,
+        places=players,
+        deals=deals,
+        entry_fee=0,
+        prizes="",
+        registration_opens_at=now - timedelta(minutes=1),
+        starts_at=now + timedelta(hours=1),
+        bid_seconds=clock,
+        card_seconds=clock,
+        created_by=moderator,
+    )
+    for n, (user, _cookie) in enumerate(people):
+        entries.register(user, tournament.pk, fake_address(n))
+    Tournament.objects.filter(pk=tournament.pk).update(starts_at=timezone.now())
+    outcome = runner.advance(tournament.pk)
+    if outcome != "started":
+        raise SystemExit(f"tournament {tournament.pk} did not start: {outcome}")
+    rows = list(TableRow.objects.filter(tournament_id=tournament.pk).order_by("tournament_number"))
+    # (a tournament has no trump clock of its own: its tables take the site's; the clock asked for instead)
+    TableRow.objects.filter(tournament_id=tournament.pk).update(trump_seconds=clock)
+    cookie_of = {user.pk: cookie for user, cookie in people}
+    tables, table_of = [], {}
+    for row in rows:
+        assert row.status == TableRow.Status.PLAYING, (row.pk, row.status)
+        seats = {
+            position: (user_id, name)
+            for position, user_id, name in SeatRow.objects.filter(table=row).values_list("position", "user_id", "name")
+        }
+        number = int(row.tournament_number or 0)
+        tables.append((row.pk, number, [cookie_of[seats[p][0]] for p in range(row.size)]))
+        table_of.update({name: number for _user_id, name in seats.values()})
+    setup_s = time.monotonic() - t0
+    print(
+        f"setup: tournament {tournament.pk}, {players} people registered, {len(rows)} tables started in {setup_s:.1f} s",
+        file=sys.stderr,
+    )
+    par_s = None
+    t1 = time.monotonic()
+    while time.monotonic() - t1 < par_wait:
+        # (``{"working": …}`` while the worker plays it; ``points`` once done, ``error`` if it failed)
+        par = Tournament.objects.filter(pk=tournament.pk).values_list("par", flat=True).first() or {}
+        if "points" in par or "error" in par:
+            par_s = time.monotonic() - t1
+            print(f"setup: the worker played the par in {par_s:.1f} s ({', '.join(par)})", file=sys.stderr)
+            break
+        time.sleep(0.5)
+    else:
+        if par_wait > 0:
+            print(f"setup: no par after {par_wait:.0f} s; the window starts anyway", file=sys.stderr)
+    return TournamentSetup(
+        id=tournament.pk,
+        players=players,
+        deals=tuple(int(n) for n in rows[0].deals or ()),
+        tables=tables,
+        table_of=table_of,
+        watchers=[people[n % len(people)][1] for n in range(watchers)],
+        moderator=moderator,
+        setup_s=setup_s,
+        par_s=par_s,
+    )
+
+
+def end_tournament(tour: TournamentSetup) -> str:
+    """Call off the tournament's tables still running (no bot plays them on), then let the runner see that
+    every table is over: the tournament ends (finished), and no sweep looks at it again.  Its status."""
+    from games.models import Table as TableRow
+    from games.models import Tournament
+    from games.tournaments import runner
+
+    running = TableRow.objects.filter(
+        tournament_id=tour.id, status__in=(TableRow.Status.WAITING, TableRow.Status.PLAYING)
+    ).values_list("pk", flat=True)
+    cancel_tables(list(running), tour.moderator)
+    runner.advance(tour.id)
+    return str(Tournament.objects.filter(pk=tour.id).values_list("status", flat=True).first())
 
 
 def set_clocks(table_ids: list[int], seconds: int) -> None:
@@ -1268,6 +1713,46 @@ def print_compare(c: dict[str, Any]) -> None:
         print(f"{a:<{width}}  {b}")
 
 
+def print_tournament(r: dict[str, Any]) -> None:
+    t, q = r["tournament"], r["quick"]
+    print(f"-- all tables ({r['tables']})")
+    print_table(r)
+    rows = []
+    for name, g in (("tournament", t), ("quick", q)):
+        lat = g["latency_ms"]
+        rows.append(
+            (
+                f"{name}: tables / completed moves/s",
+                f"{g['tables']} / {g['completed_moves_per_s']}",
+            )
+        )
+        rows.append((f"{name}: p50 / p95 / p99 / max ms", f"{lat['p50']} / {lat['p95']} / {lat['p99']} / {lat['max']}"))
+        rows.append((f"{name}: lost / refused / socket errors", f"{g['lost']} / {g['refused']} / {g['socket_errors']}"))
+    st = t["standings"]
+    every, first = st["delay_ms_all_sockets"], st["delay_ms_first_socket"]
+    rows += [
+        ("tournament: deal ends in the window (by deal)", f"{st['deal_ends']} ({t['deal_ends_by_deal']})"),
+        (
+            f"standings delay, all {t['page_sockets']} page sockets: n / p50 / p95 / max ms",
+            f"{every['count']} / {every['p50']} / {every['p95']} / {every['max']}",
+        ),
+        (
+            "standings delay, first socket: n / p50 / p95 / max ms",
+            f"{first['count']} / {first['p50']} / {first['p95']} / {first['max']}",
+        ),
+        (f"deal ends with no push within {st['within_s']} s", f"{st['no_push_within']}"),
+        ("matched by", st["matched_by"]),
+        (
+            "pushes per page socket in the window / mean bytes",
+            f"{t['pushes_in_window_per_socket']} / {t['push_bytes_mean']}",
+        ),
+        ("tournament setup s / par s / status after", f"{t['setup_s']} / {t['par_s']} / {t.get('status_after_run')}"),
+    ]
+    width = max(len(a) for a, _ in rows)
+    for a, b in rows:
+        print(f"{a:<{width}}  {b}")
+
+
 def print_ramp(r: dict[str, Any]) -> None:
     print(
         f"ramp: {r['tables_tried']} tables tried at {r['ramp_rate_tables_per_s']}/s in {r['ramp_s']} s: "
@@ -1325,6 +1810,41 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
     report = asyncio.run(go())
     if args.advance_rounds:
         report["advance_rounds"] = args.advance_rounds
+    report["processes"] = {k: len(v) for k, v in roles.items()}
+    return report
+
+
+def run_tournament(args: argparse.Namespace) -> dict[str, Any]:
+    """``--tournament PLAYERS`` beside ``--tables`` quick tables: both sets driven at once (README)."""
+    django_setup(args)
+    from django.db import connection
+
+    t0 = time.monotonic()
+    quick, moderator, _people = make_tables(args.tables, args.clock_seconds) if args.tables else ([], None, {})
+    print(f"setup: {args.tables} quick tables started in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    tour = make_tournament(
+        args.tournament, args.tournament_deals, args.clock_seconds, args.tournament_watchers, args.par_wait
+    )
+    connection.close()
+    pg = Postgres(os.environ["DATABASE_URL"])
+    roles = supervised_pids()
+    if not roles["daphne"]:
+        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    run = TournamentRun(args, quick, tour)
+    ended: dict[str, str] = {}
+
+    def cancel() -> None:
+        if quick:
+            cancel_tables([tid for tid, _c in quick], moderator)
+        ended["status"] = end_tournament(tour)
+
+    async def go() -> dict[str, Any]:
+        report, readers = await run.main(pg, roles)
+        await finish(run, readers, cancel)
+        return report
+
+    report = asyncio.run(go())
+    report["tournament"]["status_after_run"] = ended.get("status")
     report["processes"] = {k: len(v) for k, v in roles.items()}
     return report
 
@@ -1417,6 +1937,26 @@ def main() -> None:
     )
     parser.add_argument("--ramp", action="store_true", help="open the tables over HTTP during the run")
     parser.add_argument("--ramp-rate", type=float, default=10.0, help="tables tried per second (--ramp)")
+    parser.add_argument(
+        "--tournament",
+        type=int,
+        default=0,
+        metavar="PLAYERS",
+        help="also a free duplicate tournament of PLAYERS people (a multiple of 4, at least 8), tables of 4,"
+        " driven beside the --tables quick tables",
+    )
+    parser.add_argument(
+        "--tournament-deals", type=int, default=4, metavar="D", help="deals each tournament table plays (default 4)"
+    )
+    parser.add_argument(
+        "--tournament-watchers", type=int, default=2, metavar="W", help="sockets on the tournament's page (default 2)"
+    )
+    parser.add_argument(
+        "--standings-within", type=float, default=5.0, help="a deal end with no push showing it within this is late"
+    )
+    parser.add_argument(
+        "--par-wait", type=float, default=600.0, help="seconds to wait for the worker's par after the start (0: none)"
+    )
     args = parser.parse_args()
     if args.bare_port is None:
         args.bare_port = args.port + 1
@@ -1426,6 +1966,13 @@ def main() -> None:
         parser.error("--ramp works alone (not with --compare, --mode bare or --advance-rounds)")
     if args.ramp and args.clock_seconds != CLOCK_SECONDS:
         parser.error("--ramp uses the site's default clocks (tables made over HTTP): no --clock-seconds")
+    if args.tournament:
+        if args.tournament < 8 or args.tournament % 4 or args.tournament > 32767:
+            parser.error("--tournament: a multiple of 4, at least 8 (a duplicate tournament has two tables or more)")
+        if args.ramp or args.compare or args.mode == "bare" or args.advance_rounds:
+            parser.error("--tournament works with --tables only (not --ramp, --compare, --mode bare, --advance-rounds)")
+        if not 0 <= args.tournament_deals <= 32767 or args.tournament_watchers < 1:
+            parser.error("--tournament-deals: 0 (the whole game) or more; --tournament-watchers: 1 or more")
 
     if args.compare:
         bare = run_bare(args)
@@ -1444,6 +1991,9 @@ def main() -> None:
     elif args.ramp:
         report = run_ramp(args)
         print_ramp(report)
+    elif args.tournament:
+        report = run_tournament(args)
+        print_tournament(report)
     else:
         report = run_project(args)
         print_table(report)
