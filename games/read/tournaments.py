@@ -503,6 +503,14 @@ def countdown_text(when: datetime, now: datetime) -> str:
     return f"{minutes}:{seconds:02d}"
 
 
+def viewer_kind(rows: TournamentRows, viewer_id: int | None) -> int | str:
+    """Who the live parts are drawn for, as far as they differ: a person of the tournament (their own status,
+    table and line), or anyone else logged in, or a visitor (each of these two sees the same parts)."""
+    if viewer_id is None:
+        return "visitor"
+    return viewer_id if viewer_id in {user_id for user_id, _name in _people(rows)} else "guest"
+
+
 def render_live(rows: TournamentRows, viewer_id: int | None, language: str, now: datetime | None = None) -> str:
     """The page's live parts for one viewer (its state and what they may do, the players, the prizes, the
     tables, the standings) as htmx out-of-band swaps, for the page's socket: no query."""
