@@ -36,6 +36,7 @@ from games.engine.levels import DIFICIL
 from games.models import Registration, Seat, Table, Tournament
 from games.table.actions import hurry, lifecycle
 from games.table.actions.common import new_seed
+from games.table.actions.lifecycle import round_seed
 from games.table.events import StudyQueued, TournamentChanged, emit
 from games.tournaments import fairplay, scoring
 from games.tournaments.entries import refund
@@ -167,7 +168,7 @@ def _seat_at_random(user_ids: Sequence[int], size: int, rng: random.Random) -> d
 def open_tables(tournament: Tournament, tables: Sequence[dict[int, int]], names: dict[int, str]) -> list[int]:
     """The current game's tables created and started: every table's seat order and deals are the game's
     (one seed for all), difícil bots in the empty seats, the tournament's clock."""
-    game_seed = scoring.derived_seed(int(tournament.seed or 0), tournament.current_game)
+    game_seed = round_seed(int(tournament.seed or 0), tournament.current_game)
     deals = _deals(tournament)
     created = []
     for number, seating in enumerate(tables, start=1):
@@ -210,7 +211,7 @@ def next_game(tournament: Tournament, now: datetime) -> None:
     people = [s.user_id for s in standings if s.user_id is not None and s.user_id in addresses]
     tournament.current_game += 1
     tournament.first_done_at = None
-    rng = random.Random(scoring.derived_seed(int(tournament.seed or 0), tournament.current_game, 1))
+    rng = random.Random(round_seed(int(tournament.seed or 0), tournament.current_game, 1))
     groups = regroup(people, addresses, tournament.size)
     names = dict(Registration.objects.filter(tournament=tournament).values_list("user_id", "user__username"))
     open_tables(tournament, [_seat_at_random(g, tournament.size, rng) for g in groups], names)

@@ -11,7 +11,6 @@ Ties in the standings are broken by the points scored in the games, then they sh
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,12 +20,6 @@ from games.models import Round, Seat, Table, Tournament
 
 #: The tables whose games count: a game called off by a moderator counts what it played.
 COUNTED = (Table.Status.PLAYING, Table.Status.FINISHED, Table.Status.CANCELLED)
-
-
-def derived_seed(seed: int, *parts: int) -> int:
-    """A seed worked out of ``seed`` and ``parts`` (a game, a round): the same for every table."""
-    text = ":".join(str(p) for p in (seed, *parts)).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 2
 
 
 def matchpoints(values: Mapping[Any, int]) -> dict[Any, float]:

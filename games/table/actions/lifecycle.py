@@ -152,9 +152,10 @@ def deal(table: Table, game: GameState, same_as: Round | None = None) -> Round:
     )
 
 
-def round_seed(seed: int, number: int) -> int:
-    """The seed of round ``number`` of a game whose seed is ``seed`` (a tournament's tables)."""
-    text = f"{seed}:{number}".encode()
+def round_seed(seed: int, *parts: int) -> int:
+    """A seed worked out of ``seed`` and ``parts`` (a round's number; a tournament's game), the same on every
+    table and machine: a tournament's tables deal round ``n`` from ``round_seed(table.seed, n)``."""
+    text = ":".join(str(p) for p in (seed, *parts)).encode()
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 2
 
 
