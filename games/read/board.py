@@ -28,8 +28,8 @@ from games.engine.presets import Rules
 from games.engine.schedule import RoundKind
 from games.engine.state import RoundResult
 from games.models import BOT_LEVEL_LABELS, ROUND_KIND_LABELS, Seat, Table, rules_name
+from games.read import fragments, talk
 from games.read import seats as seat_fragments
-from games.read import talk
 from games.read.rematch import rematch_context
 from games.table import history, rule_words
 from games.table import snapshot as snapshots
@@ -768,7 +768,7 @@ def render_board(
 def draw_board(ctx: dict[str, Any], request: HttpRequest | None = None) -> SafeString:
     """The board's HTML (``jinja2/games/_board.html``) from ``board_context``'s ``ctx``, in the active
     language; with ``request``, its forms carry the CSRF token (the page, not a push)."""
-    ctx = {**ctx, "seat": seat_fragments.seat, "hand_card": seat_fragments.hand_card}
+    ctx = {**ctx, "seat": seat_fragments.seat, "hand_card": seat_fragments.hand_card, **fragments.HELPERS}
     if request is not None:
         ctx.update(csrf_input=csrf_input(request), csrf_token=get_token(request))  # (the latter: ``dtl``)
     return draw("games/_board.html", ctx)

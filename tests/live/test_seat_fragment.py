@@ -1,6 +1,7 @@
-"""The seats on the felt and the cards of a hand are drawn once per look (``games.read.seats``): a board
-drawn with the kept seats and cards is the board drawn afresh, for every viewer, in both languages, all
-through a game; and the keys cover everything the seat's and the card's templates show."""
+"""The seats on the felt and the cards of a hand are drawn once per look (``games.read.seats``), and so are
+the board's status, the cards on the felt and the last trick (``games.read.fragments``): a board drawn with
+the kept parts is the board drawn afresh, for every viewer, in both languages, all through a game; and the
+keys cover everything each part's template shows."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from games.engine.snapshot import load
 from games.live import timers
 from games.models import Seat, Table
 from games.read import board as board_view
-from games.read import seats
+from games.read import fragments, seats
 from games.table import actions
 from games.table import snapshot as snapshots
 
@@ -58,6 +59,7 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
     boards = moves = 0
     seats._drawn.cache_clear()
     seats._card_drawn.cache_clear()
+    fragments.clear()
     while True:
         snapshot = snapshots.load_snapshot(table_id)
         assert snapshot is not None
@@ -67,6 +69,8 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
                 with monkeypatch.context() as afresh_only:
                     afresh_only.setattr(seats, "_drawn", seats._drawn.__wrapped__)
                     afresh_only.setattr(seats, "_card_drawn", seats._card_drawn.__wrapped__)
+                    for kept_part in ("_status_drawn", "_card_drawn", "_last_trick_drawn"):
+                        afresh_only.setattr(fragments, kept_part, getattr(fragments, kept_part).__wrapped__)
                     afresh = board_view.render_snapshot(snapshot, viewer, language)
                 assert kept == afresh, (moves, language, viewer)
                 boards += 1
@@ -81,6 +85,64 @@ def test_boards_drawn_with_kept_seats_are_the_boards_drawn_afresh(monkeypatch: p
     assert info.hits > info.misses, info  # most seats of most boards were kept ones
     cards = seats._card_drawn.cache_info()
     assert cards.hits > cards.misses, cards  # and most cards of most hands
+    status = fragments._status_drawn.cache_info()
+    assert status.hits > status.misses, status  # and most statuses: the seq changes, the look mostly not
+    felt = fragments._card_drawn.cache_info()
+    assert felt.hits > felt.misses, felt
+
+
+def _names(template: str) -> set[str]:
+    from django.template import engines
+    from jinja2 import meta
+
+    env = engines["jinja2"].env
+    source = (Path(settings.BASE_DIR) / "jinja2" / template).read_text()
+    return set(meta.find_undeclared_variables(env.parse(source))) - set(env.globals) - {"_", "gettext", "ngettext"}
+
+
+def test_the_status_key_holds_everything_the_status_shows() -> None:
+    assert _names("games/_board_status.html") == set(fragments.STATUS_FIELDS)
+    text = (Path(settings.BASE_DIR) / "jinja2/games/_board_status.html").read_text()
+    # of the table and the game's view, the status reads only what their tags in the key carry
+    assert set(re.findall(r"\btable\.(\w+)", text)) <= set(fragments.TableTag._fields)
+    assert set(re.findall(r"\bview\.(\w+)", text)) <= set(fragments.ViewTag._fields)
+    assert "my_seat." not in text  # read as yes or no only
+
+
+def test_the_felt_cards_and_the_last_trick_read_only_what_they_are_given() -> None:
+    assert _names("games/_trick_card.html") == {"t"}
+    assert _names("games/_last_trick.html") == {"last_trick", "last_trick_winner"}
+    board = (Path(settings.BASE_DIR) / "jinja2/games/_board.html").read_text()
+    assert "board_status()" in board and 'id="board-status"' not in board  # drawn only through its key
+
+
+def test_a_kept_status_carries_the_boards_own_seq() -> None:
+    from django.template import engines
+
+    from pocha_site.jinja2 import LANGUAGE
+
+    fragments.clear()
+    env = engines["jinja2"].env
+    values = dict.fromkeys(fragments.STATUS_FIELDS)
+    values.update(
+        status="playing",
+        my_seat=object(),
+        my_turn=False,
+        i_am_away=True,
+        oob=True,
+        turn_name="Lola <b>",
+        house_rules={"preset": "clasica", "name": "Clásica", "clasica": True},
+        table=Table(pk=5),
+        view=fragments.ViewTag(cards=3, number=3, rounds=19),
+    )
+    drawn = []
+    for seq in (7, 8, 12):
+        context = env.from_string("").new_context({**values, "seq": seq, LANGUAGE: "es"})
+        drawn.append(fragments.board_status(context))
+        assert f'data-board-seq="{seq}"' in drawn[-1] and f'"seq": "{seq}"' in drawn[-1]  # the «Vuelvo» button's too
+        assert "pocha-seq" not in drawn[-1]
+    assert fragments._status_drawn.cache_info().misses == 1  # one look, whatever the seq
+    assert drawn[0].replace('"7"', '"8"') == drawn[1]
 
 
 def test_a_seat_is_drawn_in_the_language_it_is_kept_for(monkeypatch: pytest.MonkeyPatch) -> None:
