@@ -400,10 +400,12 @@ def _game_context(
 Namer = Callable[[int | None], str]
 
 
+@lru_cache(maxsize=256)
 def house_rules(rules: Rules, lang: str) -> dict[str, Any]:
-    """The table's rules as its page names them (``games.models.rules_name``), and the preset's page."""
+    """The table's rules as its page names them (``games.models.rules_name``), and the preset's page: looked
+    up once per rules and language (read-only: it is every board's)."""
     with override(lang):
-        return {"preset": rules.preset, "name": rules_name(rules), "clasica": rules.is_clasica}
+        return fragments.Frozen(preset=rules.preset, name=rules_name(rules), clasica=rules.is_clasica)
 
 
 def _round_kind(view: SeatView, name: Namer) -> dict[str, Any]:
