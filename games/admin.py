@@ -260,8 +260,6 @@ class TournamentAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Tournament, form: Any, change: bool) -> None:
         if not change:
             obj.created_by = request.user  # type: ignore[assignment]
-        if obj.status == Tournament.Status.SCHEDULED:
-            obj.due_at = obj.starts_at
         super().save_model(request, obj, form, change)
 
     @admin.action(description=_("Cancelar el torneo (devuelve las inscripciones)"))

@@ -535,8 +535,6 @@ class Tournament(models.Model):
     current_game = models.PositiveSmallIntegerField(_("partida en juego"), default=0)
     #: When the first table of the current game finished (the late limit counts from it).
     first_done_at = models.DateTimeField(_("primera mesa terminada el"), null=True, blank=True)
-    #: When the runner should look at it next (the start, a late limit); the sweeper's index.
-    due_at = models.DateTimeField(_("próximo paso automático"), null=True, blank=True)
     finished_at = models.DateTimeField(_("terminado el"), null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -564,8 +562,8 @@ class Tournament(models.Model):
         verbose_name_plural = _("torneos")
         ordering = ["-starts_at"]
         indexes = [
+            # the sweeper's: the scheduled ones whose start has come, and those playing
             models.Index(fields=["status", "starts_at"], name="tournament_status_idx"),
-            models.Index(fields=["due_at"], name="tournament_due_idx", condition=models.Q(due_at__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(rules__in=RULES_KEYS), name="tournament_rules_known"),

@@ -368,7 +368,6 @@ def repeat(tournament: Tournament) -> Tournament | None:
         card_seconds=tournament.card_seconds,
         flag_points=tournament.flag_points,
         created_by=tournament.created_by,
-        due_at=tournament.starts_at + step,
     )
     tournament.next = following
     Tournament.objects.filter(pk=tournament.pk).update(next=following)
@@ -377,6 +376,5 @@ def repeat(tournament: Tournament) -> Tournament | None:
 
 def _save(tournament: Tournament, *fields: str) -> None:
     tournament.seq += 1
-    tournament.due_at = None if tournament.status != Tournament.Status.SCHEDULED else tournament.starts_at
-    tournament.save(update_fields=[*fields, "seq", "due_at"])
+    tournament.save(update_fields=[*fields, "seq"])
     emit(TournamentChanged(tournament.pk, tournament.seq))
