@@ -583,3 +583,30 @@ async def test_an_unknown_tournaments_socket_is_closed(
         assert tab.closed == 4404 and tab.frames == []
     finally:
         await tab.close()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_page_opened_before_registration_opens_shows_it_open_when_it_does(
+    fresh_channel_layer: None, server_connections_closed: None
+) -> None:
+    """Nothing in the rows changes when registration opens, only the time: the page's socket draws it again then."""
+
+    def setup() -> tuple[int, Any]:
+        t = tournament(entry_fee=0)
+        Tournament.objects.filter(pk=t.pk).update(registration_opens_at=timezone.now() + timedelta(seconds=1.5))
+        return t.pk, person("clara")
+
+    tournament_id, clara = await database_sync_to_async(setup)()
+    tab = Tab(clara, 0)
+    try:
+        assert await tab.open(path=f"/ws/torneo/{tournament_id}/")
+        await tab.wait_for(lambda: bool(tab.frames))
+        first = section(tab.frames[0], "tournament-state")
+        assert "La inscripción se abre el" in first and "Inscribirme" not in first
+        await tab.wait_for(lambda: len(tab.frames) > 1, timeout=5)
+        opened = section(tab.frames[-1], "tournament-state")
+        assert "Inscripción abierta hasta el" in opened and "Inscribirme" in opened
+        await asyncio.sleep(0.5)
+        assert len(tab.frames) == 2  # drawn once when it opened, and nothing more
+    finally:
+        await tab.close()

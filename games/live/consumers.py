@@ -14,11 +14,13 @@ from typing import Any
 from autobahn.exception import Disconnected
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts import moderation
 from games.live import capacity, dispatch, hub, presence, push, timers
 from games.live.hotpath import db
+from games.models import Tournament
 from games.read import board
 from games.read import talk as talk_view
 from games.read import tournaments as tournament_pages
@@ -423,6 +425,10 @@ def forget_table(table_id: int) -> None:
 # -- a tournament's page ----------------------------------------------------------------------------
 
 
+#: A page arms its redraw for registration's opening only when it is this close (seconds): further off, the
+#: page's next change or its next load shows it open.
+OPENING_HORIZON = 24 * 3600
+
 #: Seconds a tournament's page waits after a change before drawing it again: the changes that come together
 #: (a game's tables starting, several tables finishing a deal) are read and drawn once.
 TOURNAMENT_SETTLE = 0.25
@@ -445,6 +451,8 @@ class TournamentConsumer(AsyncWebsocketConsumer):
     _redraw: asyncio.Task[None] | None = None
     #: What the parts last sent were drawn from (``TournamentRows.key``): the same rows are not sent twice.
     sent_key: Hashable | None = None
+    #: The redraw armed for when registration opens (nothing in the rows changes then: only the time).
+    _opening: asyncio.TimerHandle | None = None
 
     async def connect(self) -> None:
         try:
@@ -482,6 +490,9 @@ class TournamentConsumer(AsyncWebsocketConsumer):
     async def leave(self) -> None:
         if self._redraw is not None and not self._redraw.done() and self._redraw is not asyncio.current_task():
             self._redraw.cancel()
+        if self._opening is not None:
+            self._opening.cancel()
+            self._opening = None
         group, self.group = self.group, None
         if group is not None:
             try:
@@ -524,6 +535,22 @@ class TournamentConsumer(AsyncWebsocketConsumer):
         html = await shared_render(rows, self.user_id, self.language)
         self.sent_key = key
         await self.send(text_data=html)
+        self.arm_opening(rows)
+
+    def arm_opening(self, rows: tournament_pages.TournamentRows) -> None:
+        """A page shown before registration opens is drawn again when it opens («Inscribirme» appears)."""
+        if self._opening is not None or rows.tournament.status != Tournament.Status.SCHEDULED:
+            return
+        wait = (rows.tournament.registration_opens_at - timezone.now()).total_seconds()
+        if wait <= 0 or wait > OPENING_HORIZON:
+            return
+        loop = asyncio.get_running_loop()
+        self._opening = loop.call_later(wait + TOURNAMENT_SETTLE, self._opened)
+
+    def _opened(self) -> None:
+        self._opening = None
+        if self.group is not None:
+            asyncio.ensure_future(self.tournament_changed({}))
 
 
 #: The live parts drawn in this process for the last change of each tournament, by (language, kind of viewer):

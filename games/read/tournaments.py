@@ -78,10 +78,12 @@ class TournamentRows:
 
     @property
     def key(self) -> tuple[Any, ...]:
-        """What the live parts are drawn from: two reads with the same key draw the same parts."""
+        """What the live parts are drawn from: two reads with the same key draw the same parts (the state is
+        read at the time it is asked: registration opens, and the start comes, with no change to the rows)."""
         t = self.tournament
         return (
             t.seq,
+            state_of(t, timezone.now()),
             t.status,
             t.current_game,
             t.starts_at,
