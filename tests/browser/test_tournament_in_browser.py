@@ -54,7 +54,7 @@ from datetime import timedelta
 from django.utils import timezone
 from games.models import Tournament
 when = timezone.now() + timedelta(seconds=4)
-print(Tournament.objects.filter(pk={pk}).update(starts_at=when, due_at=when))
+print(Tournament.objects.filter(pk={pk}).update(starts_at=when))
 """
 
 
