@@ -93,9 +93,12 @@ def quick_table(page: Any, username: str, preset: str, size: int, schedule: str 
     return int(re.search(r"/mesa/(\d+)/", page.url).group(1))  # type: ignore[union-attr]
 
 
-def one_move(page: Any, moves: dict[str, int]) -> bool:
-    """Click the move the board offers, if any, and wait for the board after it; whether one was made."""
+def one_move(page: Any, moves: dict[str, int], at: int | None = None) -> bool:
+    """Click the move the board offers, if any, and wait for the board after it; whether one was made.
+    ``at``: only on the board of that seq (the one the caller looked at), else nothing is done."""
     drawn_at = board_seq(page)
+    if at is not None and drawn_at != at:
+        return False
     back = page.locator("#board-status .away-line button")  # «Vuelvo»: a slow machine let the clock run out twice
     if back.count():
         moves["back"] = moves.get("back", 0) + 1
@@ -139,10 +142,14 @@ def play(page: Any, until: Any, seconds: float) -> dict[str, int]:
     """Make the offered moves until ``until(page)``."""
     moves = {"bid": 0, "trump": 0, "play": 0}
     deadline = time.monotonic() + seconds
-    while not until(page):
+    while True:
+        # the move is made on the board ``until`` was false on: a newer board (the next round's deal, say)
+        # may already be the one ``until`` waits for, and must not be played on
+        seen = board_seq(page)
+        if until(page):
+            return moves
         assert time.monotonic() < deadline, f"still at round {round_number(page)} after {seconds} s"
-        one_move(page, moves)
-    return moves
+        one_move(page, moves, at=seen)
 
 
 def game_over(page: Any) -> bool:
