@@ -71,6 +71,9 @@ class Stack:
         self.env = child_env(
             {
                 **FAST,
+                # `make up`'s own settings, as deploy/pocha.sh sets them for the processes it starts: the
+                # accounts made here with ``manage`` must be hashed as its servers check them
+                "DJANGO_SETTINGS_MODULE": "pocha_site.settings",
                 "DATABASE_URL": self.database_url,
                 "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
                 "DEBUG": "false",

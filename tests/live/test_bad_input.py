@@ -95,7 +95,10 @@ async def arena(
     try:
         for tab in (mover, witness):
             assert await tab.open()
-        await settle([mover, witness], table_id)  # opening a seat's socket is itself a change
+        # opening a seat's socket is itself a change, whose redraw comes through Redis in services mode: a
+        # longer quiet than settle's own, so that a redraw late under a loaded machine is not taken for an
+        # answer to the frame under test
+        await settle([mover, witness], table_id, quiet=0.5)
         yield Arena(table_id, users, mover, witness, game)
     finally:
         for tab in (mover, witness):
@@ -226,7 +229,7 @@ async def test_a_move_out_of_turn_in_english() -> None:
         english = Tab(place.users[(place.game.turn + 2) % 4], place.table_id, "en")
         assert await english.open()
         try:
-            await settle([english, *place.tabs], place.table_id)
+            await settle([english, *place.tabs], place.table_id, quiet=0.5)
             await refused(place, english, {"action": "bid", "value": "0", "seq": english.seq}, "it is not your turn")
         finally:
             await english.close()
@@ -393,7 +396,7 @@ async def test_a_spectator_cannot_play() -> None:
         try:
             for tab in place.tabs:  # every seat has been told of the spectator (a redraw at the same seq)
                 await tab.wait_for(lambda tab=tab: 'data-watchers="1"' in tab.board)
-            await settle([spectator, *place.tabs], place.table_id)
+            await settle([spectator, *place.tabs], place.table_id, quiet=0.5)
             assert spectator.game_moves() == [] and 'data-card="' not in spectator.board
             own = str(place.game.hands[place.game.turn][0])
             for frame in [

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
 BIN = Path(sys.executable).parent
 START_TIMEOUT = 60.0
 LOG_TAIL_CHARS = 20_000
@@ -90,7 +91,9 @@ def child_env(
     """The suite's environment without ``dropped`` (nor any name starting with one of ``dropped_prefixes``),
     with ``settings`` on top."""
     env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith(dropped_prefixes)}
-    env.update({"DJANGO_SETTINGS_MODULE": "pocha_site.settings", "PYTHONUNBUFFERED": "1"})
+    # the site's settings with the suite's fast password hasher (``support/site_settings.py``)
+    path = os.pathsep.join(p for p in (str(TESTS), env.get("PYTHONPATH", "")) if p)
+    env.update({"DJANGO_SETTINGS_MODULE": "support.site_settings", "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"})
     env.update(settings)
     return env
 
