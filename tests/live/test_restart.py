@@ -14,6 +14,7 @@ import json
 import re
 import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +124,10 @@ class Me:
 
 
 def read_table(database: Path, table_id: int) -> dict[str, Any]:
-    """The stored game, straight from the SQLite file."""
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+    """The stored game, straight from the SQLite file.  Opened for writing though it only reads: the server
+    may have been killed with its write-ahead log open, and the first connection after that rebuilds the
+    log's index, which a read-only one cannot ("attempt to write a readonly database")."""
+    with closing(sqlite3.connect(database, timeout=20)) as db:
         status, state, seq, turn_seat, due_at = db.execute(
             "SELECT status, state, seq, turn_seat, due_at FROM games_table WHERE id = ?", (table_id,)
         ).fetchone()
