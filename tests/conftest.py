@@ -163,7 +163,7 @@ def fresh_rate_limits(settings, monkeypatch) -> None:
 def fast_password_hashing(settings) -> None:
     """Django's own hasher (PBKDF2, the site's: ``test_site``) spends about half a second of CPU on every
     account made and every password checked, by design; the suite makes hundreds.  Its tests hash with MD5
-    (the servers of ``realstack`` too, through ``realstack_settings``)."""
+    (and so do the servers and commands it starts, through ``support/site_settings.py``)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 

@@ -5,14 +5,13 @@ subprocess, on the suite's own test database (the tests that use it are transact
 what they write), and a plain HTTP client with cookies that never follows redirects.
 
 The server keeps its counters in its own memory (no ``REDIS_URL``) and checks passwords with the fast MD5
-hasher (``realstack_settings``), so a hundred logins take a second or two.  ``bare_stack`` and
+hasher (``support/site_settings.py``, through ``child_env``), so a hundred logins take a second or two.  ``bare_stack`` and
 ``proxied_stack`` are fixtures: a test module imports them by name.
 """
 
 from __future__ import annotations
 
 import http.cookiejar
-import os
 import shlex
 import socket
 import subprocess
@@ -151,8 +150,6 @@ def serving(workdir: Path, **settings: str) -> Iterator[Stack]:
     environment (``TRUSTED_PROXIES="127.0.0.1"`` for a proxy on this machine); stopped on the way out."""
     env = child_env(
         {
-            "DJANGO_SETTINGS_MODULE": "realstack_settings",
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
             "DATABASE_URL": suite_database_url(),
             "DEBUG": "true",  # static files from static/, no collectstatic
             **supervised_environment(),

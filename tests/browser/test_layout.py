@@ -118,6 +118,15 @@ def press(page: Any, locator: Any, touch: bool) -> None:
         locator.click()
 
 
+def came(page: Any, predicate: str, timeout_ms: int) -> bool:
+    """Whether ``predicate`` (a page function) held within ``timeout_ms``."""
+    try:
+        page.wait_for_function(predicate, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        return False
+    return True
+
+
 def log(page: Any, kind: str) -> list[dict[str, Any]]:
     return [e for e in page.evaluate("() => window.__layoutLog || []") if e["type"] == kind]
 
@@ -295,23 +304,16 @@ def walk_an_auction(server: Daphne, page: Any, name: str, size: str, touch: bool
         # phrases in a row: a fourth in one window is one too many (three per 10 s), and the warning says so.
         # The windows are fixed (``pocha_site.ratelimit``): four phrases may straddle two of them, so the
         # phrases go on until the warning comes; seven in a few seconds put four in one window.
+        # Said in the flash, and read from the flashes the page recorded as shown (a board pushed right after
+        # it, a seat's presence say, empties it).
         warned = "() => window.__pocha.flashes.some((text) => text.startsWith('Demasiados mensajes'))"
-        said = 0
-        while said < 7:
+        for said in range(1, 8):
             if not panel.is_visible():
                 press(page, toggle, touch)
             press(page, panel.get_by_role("button", name="¡Suerte!"), touch)
             expect(panel).to_be_hidden()
-            said += 1
-            if said < 4:
-                continue
-            # said in the flash (recorded as shown: a board pushed right after it, a seat's presence say,
-            # empties it)
-            try:
-                page.wait_for_function(warned, timeout=2_000 if said < 7 else 5_000)
+            if said >= 4 and came(page, warned, 2_000 if said < 7 else 5_000):
                 break
-            except PlaywrightTimeoutError:
-                continue
         assert page.evaluate(warned), f"no «Demasiados mensajes» after {said} phrases in a row"
         check_layout(page, f"{size}: the «Demasiados mensajes» warning", seat=4, panel=2)
 

@@ -42,6 +42,9 @@ MALFORMED = "Mensaje no válido."
 NO_SUCH_MOVE = "Esa jugada no existe."
 STALE = "Tu pantalla no estaba al día: la mesa ha cambiado. Mira de nuevo."
 NOT_YOUR_TURN = "no es tu turno"
+#: Seconds of quiet after sockets open before a bad frame is sent: each opening redraws the board, through Redis
+#: in services mode, and a redraw late on a loaded machine must not be taken for an answer to the frame.
+OPENING_QUIET = 0.5
 
 
 # -- setting a table up -----------------------------------------------------------------------
@@ -95,10 +98,7 @@ async def arena(
     try:
         for tab in (mover, witness):
             assert await tab.open()
-        # opening a seat's socket is itself a change, whose redraw comes through Redis in services mode: a
-        # longer quiet than settle's own, so that a redraw late under a loaded machine is not taken for an
-        # answer to the frame under test
-        await settle([mover, witness], table_id, quiet=0.5)
+        await settle([mover, witness], table_id, quiet=OPENING_QUIET)  # opening a seat's socket is a change
         yield Arena(table_id, users, mover, witness, game)
     finally:
         for tab in (mover, witness):
@@ -229,7 +229,7 @@ async def test_a_move_out_of_turn_in_english() -> None:
         english = Tab(place.users[(place.game.turn + 2) % 4], place.table_id, "en")
         assert await english.open()
         try:
-            await settle([english, *place.tabs], place.table_id, quiet=0.5)
+            await settle([english, *place.tabs], place.table_id, quiet=OPENING_QUIET)
             await refused(place, english, {"action": "bid", "value": "0", "seq": english.seq}, "it is not your turn")
         finally:
             await english.close()
@@ -396,7 +396,7 @@ async def test_a_spectator_cannot_play() -> None:
         try:
             for tab in place.tabs:  # every seat has been told of the spectator (a redraw at the same seq)
                 await tab.wait_for(lambda tab=tab: 'data-watchers="1"' in tab.board)
-            await settle([spectator, *place.tabs], place.table_id, quiet=0.5)
+            await settle([spectator, *place.tabs], place.table_id, quiet=OPENING_QUIET)
             assert spectator.game_moves() == [] and 'data-card="' not in spectator.board
             own = str(place.game.hands[place.game.turn][0])
             for frame in [
