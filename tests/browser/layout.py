@@ -121,9 +121,16 @@ OVERLAPS = """
 """
 
 
+# Two animation frames: the page has been laid out and drawn since its last change, so that the width a
+# phone shows it at (its page scale, which follows the content's width) is the current page's, not the one
+# of a moment before (a wider page just left, a DOM just changed).
+SETTLED = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
 def layout_report(page: Any, overlays: tuple[str, ...] = ()) -> dict[str, Any]:
     """What ``OVERLAPS`` finds on the page as it is now, with the page's width added to its problems."""
     width = page.viewport_size["width"]
+    page.evaluate(SETTLED)
     report: dict[str, Any] = page.evaluate(
         OVERLAPS,
         {"kinds": KINDS, "fanned": FANNED, "tolerance": TOLERANCE, "overlays": list(overlays), "width": width},
@@ -138,7 +145,8 @@ def add_width_problem(report: dict[str, Any], width: int) -> None:
     wide = max(report["scrollWidth"], report["innerWidth"])
     if wide > min(report["innerWidth"], width):
         report["problems"].append(
-            f"the page is {wide} px wide in a {width} px wide viewport; past its edge: {report['wide']}"
+            f"the page is {wide} px wide in a {width} px wide viewport (scrollWidth {report['scrollWidth']},"
+            f" innerWidth {report['innerWidth']}); past its edge: {report['wide']}"
         )
 
 
