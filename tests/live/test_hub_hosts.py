@@ -128,7 +128,9 @@ class Socket:
                 pass
 
     async def play(self, done: Any) -> int:
-        """Play this seat's turns (the options in turn) until ``done()``; the moves that landed."""
+        """Play this seat's turns (the options in turn) until ``done()``; the moves that landed.  ``done``
+        reads this socket's own boards: it is checked as this socket's frames come, so a condition on
+        another socket would only be seen at this one's next frame, or at the wait's time limit."""
         landed = turn = 0
         while not done():
             await self.wait_for(lambda: done() or bool(self.game_moves()), "its turn", timeout=120)
@@ -244,15 +246,12 @@ async def test_services_three_processes_hear_only_the_tables_they_show(settings,
 
         async def side_table(group: list[Socket]) -> int:
             start_seq = max(s.seq for s in group)
-            counts = await asyncio.gather(
-                *(s.play(lambda: max(x.seq for x in group) >= start_seq + SIDE_MOVES) for s in group)
-            )
+            counts = await asyncio.gather(*(s.play(lambda s=s: s.seq >= start_seq + SIDE_MOVES) for s in group))
             return sum(counts)
 
-        def game_over() -> bool:
-            return all(s.over for s in players)
-
-        results = await asyncio.gather(*(s.play(game_over) for s in players), *(side_table(g) for g in side_players))
+        results = await asyncio.gather(
+            *(s.play(lambda s=s: s.over) for s in players), *(side_table(g) for g in side_players)
+        )
         game_moves, side_moves = sum(results[:4]), results[4:]
         final = await database_sync_to_async(lambda: Table.objects.get(pk=game))()
         assert final.status == Table.Status.FINISHED
