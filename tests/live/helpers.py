@@ -129,6 +129,8 @@ async def wait_for(predicate: Any, player: Player, timeout: float = 10) -> None:
 # -- background-read tabs, tables seated in one call, fingerprints -------------------------
 
 FLASH = re.compile(r'<div id="flash"[^>]*>(.*?)</div>', re.S)
+#: seconds between two checks of a tab's wait when none of its frames comes
+RECHECK = 0.1
 
 
 async def next_message(comm: WebsocketCommunicator, timeout: float) -> dict[str, Any]:
@@ -240,6 +242,8 @@ class Tab(BoardReader):
         return [m for f in self.frames[since:] if not is_board(f) and (m := flash_message(f))]
 
     async def wait_for(self, predicate: Any, timeout: float = 10) -> None:
+        """Until ``predicate()``, checked as this tab's frames come and at least every ``RECHECK`` s: it may
+        read other tabs too, whose frames do not wake this one."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
         while not predicate():
@@ -250,7 +254,7 @@ class Tab(BoardReader):
             if predicate():
                 return
             try:
-                async with asyncio.timeout(left):
+                async with asyncio.timeout(min(left, RECHECK)):
                     await self._arrived.wait()
             except TimeoutError:
                 pass

@@ -122,7 +122,7 @@ class Socket:
             if predicate():
                 return
             try:
-                async with asyncio.timeout(left):
+                async with asyncio.timeout(min(left, 0.1)):  # a predicate may read other sockets too
                     await self.arrived.wait()
             except TimeoutError:
                 pass
