@@ -128,9 +128,8 @@ class Socket:
                 pass
 
     async def play(self, done: Any) -> int:
-        """Play this seat's turns (the options in turn) until ``done()``; the moves that landed.  ``done``
-        reads this socket's own boards: it is checked as this socket's frames come, so a condition on
-        another socket would only be seen at this one's next frame, or at the wait's time limit."""
+        """Play this seat's turns (the options in turn) until ``done()`` (a condition on this socket's own
+        boards: each seat stops when its own board shows the end); the moves that landed."""
         landed = turn = 0
         while not done():
             await self.wait_for(lambda: done() or bool(self.game_moves()), "its turn", timeout=120)
