@@ -5,8 +5,8 @@ subprocess, on the suite's own test database (the tests that use it are transact
 what they write), and a plain HTTP client with cookies that never follows redirects.
 
 The server keeps its counters in its own memory (no ``REDIS_URL``) and checks passwords with the fast MD5
-hasher (``support/site_settings.py``, through ``child_env``), so a hundred logins take a second or two.  ``bare_stack`` and
-``proxied_stack`` are fixtures: a test module imports them by name.
+hasher (``support/site_settings.py``, through ``child_env``), so a hundred logins take a second or two.
+``bare_stack`` and ``proxied_stack`` are fixtures: a test module imports them by name.
 """
 
 from __future__ import annotations

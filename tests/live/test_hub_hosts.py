@@ -30,7 +30,7 @@ from benchmarks.load.wsclient import compose
 from games.live import hub, timers
 from games.models import Table
 
-from .helpers import person, seated_table, session_cookie
+from .helpers import RECHECK, person, seated_table, session_cookie
 from .wsclient import WebSocket
 
 pytestmark = [
@@ -122,7 +122,7 @@ class Socket:
             if predicate():
                 return
             try:
-                async with asyncio.timeout(min(left, 0.1)):  # a predicate may read other sockets too
+                async with asyncio.timeout(min(left, RECHECK)):  # a predicate may read other sockets too
                     await self.arrived.wait()
             except TimeoutError:
                 pass
