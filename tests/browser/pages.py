@@ -133,6 +133,68 @@ def read_final_ranking(page: Any) -> list[dict[str, Any]]:
     return rows
 
 
+# Runs in the page: waits (in the page, not by asking it over and over) for the first board newer than
+# ``after`` that offers the person a move or meets ``stop``, and says what it shows.  A move is offered when
+# its button is on the board and no completed trick is held up; ``stop`` holds when the game is over, or
+# the round is ``round`` or later, or of kind ``kind``, or the hand holds ``hand`` cards (each if given).
+NEXT_TURN = """
+(args) => new Promise((resolve) => {
+  const deadline = performance.now() + args.timeout;
+  const read = () => {
+    const root = document.getElementById('table-root');
+    const line = document.querySelector('#board-status .round-line');
+    const offer = !root || root.classList.contains('holding') ? null
+      : document.querySelector('#board-status .away-line button') ? 'back'
+      : document.querySelector('#controls button.bid:not([disabled])') ? 'bid'
+      : document.querySelector("#controls [role=group][aria-label='Elige el triunfo'] button") ? 'trump'
+      : document.querySelector('#hand button.card.playable') ? 'play' : null;
+    return {
+      seq: root ? parseInt(root.dataset.seq || '0', 10) : 0,
+      round: line ? parseInt((line.textContent.match(/\\d+/) || ['0'])[0], 10) : 0,
+      kind: line ? line.dataset.kind || '' : '',
+      hand: document.querySelectorAll('#hand button.card').length,
+      over: !!document.querySelector('#controls ol.ranking'),
+      offer,
+    };
+  };
+  const check = () => {
+    const board = read();
+    const stop = args.stop;
+    board.stop = (stop.over && board.over) || (stop.round != null && board.round >= stop.round)
+      || (stop.kind != null && board.kind === stop.kind) || (stop.hand != null && board.hand === stop.hand);
+    if (board.seq > args.after && (board.offer || board.stop)) resolve(board);
+    else if (performance.now() > deadline) { board.timeout = true; resolve(board); }
+    else setTimeout(check, 20);
+  };
+  check();
+})
+"""
+
+
+def next_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int = STEP_TIMEOUT) -> dict[str, Any]:
+    """What the page shows once it has a board newer than ``after`` that offers a move or meets ``stop``
+    (NEXT_TURN); a board that does neither within ``timeout_ms`` fails the test."""
+    board: dict[str, Any] = page.evaluate(NEXT_TURN, {"after": after, "stop": stop, "timeout": timeout_ms})
+    assert not board.get("timeout"), f"no move offered nor {stop} within {timeout_ms} ms after board {after}: {board}"
+    return board
+
+
+def demo_table(server: Daphne, username: str, password: str, *args: str) -> int:
+    """``manage.py demo_table`` on the test server: a table for ``username`` (made with ``password`` if new)
+    and bots, played on through the real actions to where ``args`` say; its id."""
+    out = server.manage("demo_table", "--user", username, "--password", password, *args)
+    return int(out.splitlines()[-1])
+
+
+def log_in(page: Any, username: str, password: str) -> None:
+    """Log in through the login page; the page ends on the lobby."""
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/$"))
+
+
 def sign_up(page: Any, username: str, password: str) -> None:
     """Create an account through the sign-up page; the page ends on the lobby, logged in."""
     page.goto("/accounts/signup/")

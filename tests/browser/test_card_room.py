@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import expect
 from support.server import Daphne
 
+from . import pages
 from .pages import BrowserPerson, add_test_script, sign_up
 
 REAL_PACE = True  # this module's server keeps the table's real pauses (conftest.pocha_server_process)
@@ -59,17 +60,11 @@ def shot(page: Any, path: Path, full_page: bool = False) -> None:
 
 
 def demo_table(server: Daphne, username: str, *args: str) -> int:
-    out = server.manage("demo_table", "--user", username, "--password", PASSWORD, *args)
-    return int(out.splitlines()[-1])
+    return pages.demo_table(server, username, PASSWORD, *args)
 
 
 def log_in(person: BrowserPerson, username: str) -> None:
-    page = person.page
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.locator("main form button[type=submit]").click()
-    page.wait_for_url(re.compile(r"/$"))
+    pages.log_in(person.page, username, PASSWORD)
 
 
 def events(page: Any, kind: str | None = None) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from games.engine.cards import Card
 from . import pages
 from .layout import check_layout, index_problems
 from .pages import BrowserPerson
-from .test_play_in_browser import board_seq, click_move, round_number, wait_for_newer_board
+from .test_play_in_browser import click_move, round_number
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -93,35 +93,22 @@ def quick_table(page: Any, username: str, preset: str, size: int, schedule: str 
     return int(re.search(r"/mesa/(\d+)/", page.url).group(1))  # type: ignore[union-attr]
 
 
-def one_move(page: Any, moves: dict[str, int], at: int | None = None) -> bool:
-    """Click the move the board offers, if any, and wait for the board after it; whether one was made.
-    ``at``: only on the board of that seq (the one the caller looked at), else nothing is done."""
-    drawn_at = board_seq(page)
-    if at is not None and drawn_at != at:
-        return False
-    back = page.locator("#board-status .away-line button")  # «Vuelvo»: a slow machine let the clock run out twice
-    if back.count():
-        moves["back"] = moves.get("back", 0) + 1
-        seq = click_move(back, drawn_at)
-        if seq is not None:
-            wait_for_newer_board(page, seq)
-        return seq is not None
-    bids = page.locator("#controls button.bid:not([disabled])")
-    suits = page.locator("#controls [role=group][aria-label='Elige el triunfo'] button")
-    cards = page.locator("#hand button.card.playable")
-    move, seq = None, None
-    if bids.count():
-        move, seq = "bid", click_move(bids.nth(moves["bid"] % bids.count()), drawn_at)
-    elif suits.count():
-        move, seq = "trump", click_move(suits, drawn_at)
-    elif cards.count():
-        move, seq = "play", click_card(cards, drawn_at)
-    if move is None or seq is None:
-        page.wait_for_timeout(40)
-        return False
-    moves[move] += 1
-    wait_for_newer_board(page, seq)
-    return True
+def one_move(page: Any, moves: dict[str, int], board: dict[str, Any]) -> None:
+    """Click the move ``board`` offers (``pages.next_turn``) on that board: a bid (a different one each time),
+    the first trump suit, or the first playable card; «Vuelvo» first if a slow machine let the clock run out
+    twice.  A newer board than that one may have come meanwhile: then nothing is clicked."""
+    offer, seq = board["offer"], board["seq"]
+    if offer == "back":
+        made = click_move(page.locator("#board-status .away-line button"), seq)
+    elif offer == "bid":
+        bids = page.locator("#controls button.bid:not([disabled])")
+        made = click_move(bids.nth(moves["bid"] % bids.count()), seq)
+    elif offer == "trump":
+        made = click_move(page.locator("#controls [role=group][aria-label='Elige el triunfo'] button"), seq)
+    else:
+        made = click_card(page.locator("#hand button.card.playable"), seq)
+    if made is not None:
+        moves[offer] = moves.get(offer, 0) + 1
 
 
 def click_card(cards: Any, drawn_at: int) -> int | None:
@@ -138,22 +125,18 @@ def click_card(cards: Any, drawn_at: int) -> int | None:
     return seq
 
 
-def play(page: Any, until: Any, seconds: float) -> dict[str, int]:
-    """Make the offered moves until ``until(page)``."""
+def play(page: Any, stop: dict[str, Any], seconds: float) -> dict[str, int]:
+    """Make the offered moves until a board meets ``stop`` (``pages.next_turn``)."""
     moves = {"bid": 0, "trump": 0, "play": 0}
     deadline = time.monotonic() + seconds
+    seq = -1
     while True:
-        # the move is made on the board ``until`` was false on: a newer board (the next round's deal, say)
-        # may already be the one ``until`` waits for, and must not be played on
-        seen = board_seq(page)
-        if until(page):
+        board = pages.next_turn(page, seq, stop)
+        if board["stop"]:
             return moves
-        assert time.monotonic() < deadline, f"still at round {round_number(page)} after {seconds} s"
-        one_move(page, moves, at=seen)
-
-
-def game_over(page: Any) -> bool:
-    return page.get_by_role("heading", name="Clasificación final").count() > 0
+        assert time.monotonic() < deadline, f"still at round {board['round']} after {seconds} s"
+        one_move(page, moves, board)
+        seq = board["seq"]
 
 
 def test_a_whole_bazas_game_at_seven_seats_and_its_record(desktop: Player, pocha_server: Daphne) -> None:
@@ -168,7 +151,7 @@ def test_a_whole_bazas_game_at_seven_seats_and_its_record(desktop: Player, pocha
     assert len(names) == 3 and all(
         re.fullmatch(r".+ de (picas|corazones|diamantes|tréboles)", n or "") for n in names
     ), names
-    play(page, game_over, 600)
+    play(page, {"over": True}, 600)
     # 12 rounds (3, 4, 5, 6, seven of 7, 6, 5, 4, 3): the page sent a card for every card dealt
     sent = page.evaluate("window.__pocha.sent")
     assert sent.get("play") == 3 + 4 + 5 + 6 + 7 * 7 + 6 + 5 + 4 + 3 and sent.get("bid", 0) >= 12, sent
@@ -195,12 +178,12 @@ def test_se_dobla_at_three_on_a_phone_shows_all_thirteen_cards(phone: Player) ->
     page = phone.page
     quick_table(page, "dobla3", "se-dobla", 3, schedule="sencillas")
     expect(page.locator(".rules-line a")).to_have_text("Se dobla · sencillas")
-    play(page, lambda p: p.locator("#hand button.card").count() == 13, 600)
+    play(page, {"hand": 13}, 600)
     assert round_number(page) == 13
     sent = page.evaluate("window.__pocha.sent")
     assert sent.get("play") == sum(range(1, 13)) and "back" not in sent, sent  # every card of rounds 1-12 by hand
     if page.locator("#board-status .away-line button").count():  # (see one_move) the seat back first
-        one_move(page, {"bid": 0, "trump": 0, "play": 0})
+        one_move(page, {"bid": 0, "trump": 0, "play": 0}, pages.next_turn(page, -1, {}))
         expect(page.locator("#board-status .away-line")).to_have_count(0)
     # every card in one view without scrolling: the hand in one row inside the screen's width and height as
     # the page shows at the top, bidding with 13 cards (measured in one step, the board may be redrawn any time)
@@ -238,14 +221,17 @@ def test_indias_at_eight_never_shows_you_your_own_card(chromium: Any, pocha_serv
     player = Player(chromium, pocha_server, PHONE)
     player.context.add_init_script(WATCH_HIDDEN)
     page = player.page
-    table_id = quick_table(page, "indias8", "indias", 8)
-    me = int(page.locator("#players li.seat.me").get_attribute("data-seat") or "-1")
     first = 8 + 3 + 8 + 4 + 1  # 8 rounds of 1 card, 2..4, 8 of 5, 4..1: then the 8 indias rounds
+    # The rounds before are every table's (the other tests play them): the table is played on by the real
+    # actions to round 22, and the page plays from there, into the indias rounds.
+    table_id = pages.demo_table(pocha_server, "indias8", PASSWORD, "--rules", "indias", "--size", "8", "--round", "22")
+    pages.log_in(page, "indias8", PASSWORD)
+    page.goto(f"/mesa/{table_id}/")
+    expect(page.locator(".rules-line a")).to_have_attribute("data-rules", "indias")
+    assert round_number(page) == 22
+    me = int(page.locator("#players li.seat.me").get_attribute("data-seat") or "-1")
 
-    def at_indias(p: Any) -> bool:
-        return p.locator("#board-status .round-line[data-kind='indias']").count() > 0
-
-    play(page, at_indias, 600)
+    play(page, {"kind": "indias"}, 600)
     assert round_number(page) == first
     # an indias board: the others' seven cards by their seats, one's own face down, no card to click
     expect(page.locator("#felt .trick .played.seen[data-card]")).to_have_count(7)
@@ -253,7 +239,7 @@ def test_indias_at_eight_never_shows_you_your_own_card(chromium: Any, pocha_serv
     expect(page.get_by_role("img", name="Tu carta: boca abajo, no la ves")).to_have_count(1)
     expect(page.locator("#hand button.card")).to_have_count(0)
     check_layout(page, "indias, 8 seats, phone", seat=8)
-    play(page, lambda p: round_number(p) >= first + 8, 300)
+    play(page, {"round": first + 8}, 300)
     hands = indias_hands(pocha_server.database, table_id)
     assert sorted(hands) == list(range(first, first + 8))
     shown: dict[str, dict[str, Any]] = page.evaluate("window.__hidden")

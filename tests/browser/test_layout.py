@@ -35,6 +35,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 from support.server import Daphne
 
+from . import pages
 from .layout import FANNED, KINDS, OVERLAPS, TOLERANCE, add_width_problem, check_layout, index_problems, layout_report
 from .pages import BrowserPerson
 
@@ -89,11 +90,6 @@ LONG_NAMES = [
 ]
 
 
-def demo_table(server: Daphne, username: str, *args: str) -> int:
-    out = server.manage("demo_table", "--user", username, "--password", PASSWORD, *args)
-    return int(out.splitlines()[-1])
-
-
 def visit(server: Daphne, page: Any, username: str, *args: str) -> int:
     """A demo table for a person of its own (nobody may play two tables at once), logged in and looking."""
     table_id = demo_table(server, username, *args)
@@ -103,12 +99,12 @@ def visit(server: Daphne, page: Any, username: str, *args: str) -> int:
     return table_id
 
 
+def demo_table(server: Daphne, username: str, *args: str) -> int:
+    return pages.demo_table(server, username, PASSWORD, *args)
+
+
 def log_in(page: Any, username: str) -> None:
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.locator("main form button[type=submit]").click()
-    page.wait_for_url(re.compile(r"/$"))
+    pages.log_in(page, username, PASSWORD)
 
 
 def press(page: Any, locator: Any, touch: bool) -> None:
