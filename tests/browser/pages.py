@@ -171,10 +171,17 @@ NEXT_TURN = """
 """
 
 
-def next_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int = STEP_TIMEOUT) -> dict[str, Any]:
+def look_for_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int) -> dict[str, Any]:
     """What the page shows once it has a board newer than ``after`` that offers a move or meets ``stop``
-    (NEXT_TURN); a board that does neither within ``timeout_ms`` fails the test."""
+    (NEXT_TURN), or after ``timeout_ms`` what it shows then, marked ``timeout``."""
     board: dict[str, Any] = page.evaluate(NEXT_TURN, {"after": after, "stop": stop, "timeout": timeout_ms})
+    return board
+
+
+def next_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int = STEP_TIMEOUT) -> dict[str, Any]:
+    """``look_for_turn``, where a board that neither offers a move nor meets ``stop`` within ``timeout_ms``
+    fails the test."""
+    board = look_for_turn(page, after, stop, timeout_ms)
     assert not board.get("timeout"), f"no move offered nor {stop} within {timeout_ms} ms after board {after}: {board}"
     return board
 

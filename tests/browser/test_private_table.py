@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from support.server import Daphne
 
+from . import pages
 from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
 
 sync_api = pytest.importorskip(
@@ -46,8 +47,10 @@ class Person(BrowserPerson):
         # These players ask for reduced motion (cards do not slide): the slides are the card room's tests'
         # subject, and here they would only cost a whole game's worth of rendering.
         super().__init__(browser, server, name, VIEWPORT, reduced_motion="reduce")
-        self.pending: int | None = None  # the board seq of the move sent and not yet answered
+        self.seq = -1  # the board of the last move made: the next is made on a newer one
+        self.pending: int | None = None  # the board seq of the move sent, until a newer board comes
         self.pending_since = 0.0
+        self.over = False
         self.moves = {"bid": 0, "trump": 0, "play": 0}
 
     def sign_up(self) -> None:
@@ -94,14 +97,6 @@ def expect_header_chips(person: Person, amount: int) -> None:
     expect(chips, f"{person.name}'s header should write {amount} as {fichas(amount)}").to_have_text(fichas(amount))
 
 
-def board_seq(page: Any) -> int:
-    return int(page.locator("#table-root").get_attribute("data-seq") or "0")
-
-
-def game_over(page: Any) -> bool:
-    return bool(page.locator("#controls ol.ranking").count() > 0)
-
-
 def click_move(locator: Any) -> int | None:
     """Click the first offered move; return the board seq it was made at, or None if it went away.
 
@@ -117,28 +112,27 @@ def click_move(locator: Any) -> int | None:
     return seq
 
 
-def take_a_turn(person: Person) -> bool:
-    """If it is this person's turn (and their last move has been answered), make the move the board
-    offers: a bid (in an auction a high one, else the first or second allowed one in turn), a trump suit
-    or the first playable card."""
+def take_a_turn(person: Person, wait_ms: int) -> bool:
+    """If the page offers this person a move on a board newer than their last move's (waiting up to
+    ``wait_ms`` in the page for one), make it: a bid (in an auction a high one, else the first or second
+    allowed one in turn), a trump suit or the first playable card.  Whether a move was made."""
     page = person.page
-    if person.pending is not None:
-        if board_seq(page) > person.pending:
-            person.pending = None
-        else:
+    board = pages.look_for_turn(page, person.seq, {"over": True}, wait_ms)
+    if board["stop"]:
+        person.over = True
+        return False
+    if board.get("timeout"):
+        if person.pending is not None and board["seq"] <= person.pending:
             waited = time.monotonic() - person.pending_since
             assert waited < STEP_TIMEOUT / 1000, (
                 f"{person.name}'s move at board {person.pending} got no newer board in {waited:.0f} s; "
                 f"flashes: {page.evaluate('window.__pocha.flashes')}"
             )
-            return False
+        return False
     controls = page.locator("#controls")
-    bids = controls.get_by_role("group", name="Tu pedido").get_by_role("button", name=re.compile(r"^Pedir \d+$"))
-    suits = controls.get_by_role("group", name="Elige el triunfo").get_by_role("button")
-    cards = page.get_by_role("region", name="Tu mano").locator("button.card.playable")
-    move, seq = None, None
-    if bids.count():
-        n = bids.count()
+    move = board["offer"]
+    if move == "bid":
+        bids = controls.get_by_role("group", name="Tu pedido").get_by_role("button", name=re.compile(r"^Pedir \d+$"))
         if "subasta" in " ".join(page.locator("#board-status .round-line").all_inner_texts()):
             # an auction: bid high (up to AUCTION_BID), to win it now and then and choose the trump
             offered = [int(b) for b in bids.evaluate_all("bs => bs.map(b => b.textContent.trim())")]
@@ -146,37 +140,37 @@ def take_a_turn(person: Person) -> bool:
                 return False  # the board moved on under us: look again
             pick = bids.nth(max(i for i, b in enumerate(offered) if b <= AUCTION_BID or i == 0))
         else:
-            pick = bids.nth(1) if person.moves["bid"] % 2 and n > 1 else bids
-        move, seq = "bid", click_move(pick)
-    elif suits.count():
-        move, seq = "trump", click_move(suits)
-    elif cards.count():
-        move, seq = "play", click_move(cards)
-    if move is None or seq is None:
+            pick = bids.nth(1) if person.moves["bid"] % 2 and bids.count() > 1 else bids
+    elif move == "trump":
+        pick = controls.get_by_role("group", name="Elige el triunfo").get_by_role("button")
+    elif move == "play":
+        pick = page.get_by_role("region", name="Tu mano").locator("button.card.playable")
+    else:
         return False
+    seq = click_move(pick)
+    if seq is None:
+        return False  # the board moved on under us: look again
     person.moves[move] += 1
-    person.pending, person.pending_since = seq, time.monotonic()
+    person.seq = person.pending = seq
+    person.pending_since = time.monotonic()
     return True
 
 
 def play_to_the_end(players: list[Person], shots: Path) -> None:
-    """Both people play at once: each pass looks at every page and moves where it is that page's turn."""
+    """Both people play at once: each pass gives every page in turn a moment to offer its person a move."""
     deadline = time.monotonic() + GAME_TIMEOUT
     shot_taken = False
-    while not all(game_over(p.page) for p in players):
+    while not all(p.over for p in players):
         if time.monotonic() > deadline:
             rounds = {p.name: p.page.locator("#board-status .round-line").all_inner_texts() for p in players}
             pytest.fail(f"the game has not ended after {GAME_TIMEOUT} s: {rounds}")
-        moved = False
         for person in players:
-            if game_over(person.page):
+            if person.over:
                 continue
             if not shot_taken and person.page.locator("#hand button.card.playable").count() > 3:
                 person.page.screenshot(path=str(shots / "private-mid-game.png"), full_page=True)
                 shot_taken = True
-            moved = take_a_turn(person) or moved
-        if not moved:
-            players[0].page.wait_for_timeout(30)
+            take_a_turn(person, wait_ms=100)
 
 
 def seat_names(page: Any) -> list[str]:

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from support.server import Daphne
 
+from . import pages
 from .pages import STEP_TIMEOUT, BrowserPerson, fichas, read_final_ranking
 
 sync_api = pytest.importorskip(
@@ -49,11 +50,6 @@ MAX_GAMES = 3  # a game lost, another: the person wins about one in four
 ROUNDS = 18  # at three players: 1..8 cards, three auctions of 8, 7..1
 GAME_TIMEOUT = 150.0  # seconds for one whole game (the bots think for 0.05 s)
 
-NEWER_BOARD = "seq => parseInt(document.getElementById('table-root').dataset.seq, 10) > seq"
-# Something for the person to do, or the game is over.
-OFFER_OR_OVER = """() => !!document.querySelector(
-  '#controls ol.ranking, #controls button.bid:not([disabled]), #controls .trump-buttons button.suit, '
-  + '#hand button.card.playable')"""
 # What the person sees on the board, in one look: what is offered, their hand, the trump, the trick.
 READ_BOARD = """() => {
   const all = (s) => Array.from(document.querySelectorAll(s));
@@ -268,6 +264,7 @@ def play_to_the_end(person: Person, shots: Path, game_no: int) -> dict[str, int]
     moves = {"bid": 0, "trump": 0, "play": 0}
     deadline = time.monotonic() + GAME_TIMEOUT
     shot_taken = False
+    seq = -1  # the board of the last move: the next one is made on a newer board
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -275,7 +272,7 @@ def play_to_the_end(person: Person, shots: Path, game_no: int) -> dict[str, int]
                 f"game {game_no} has not ended after {GAME_TIMEOUT} s: "
                 f"{page.locator('#board-status .round-line').all_inner_texts()}, moves {moves}"
             )
-        page.wait_for_function(OFFER_OR_OVER, timeout=min(STEP_TIMEOUT, left * 1000))
+        turn = pages.next_turn(page, seq, {"over": True}, int(min(STEP_TIMEOUT, left * 1000)))
         board = page.evaluate(READ_BOARD)
         if board["over"]:
             return moves
@@ -293,11 +290,12 @@ def play_to_the_end(person: Person, shots: Path, game_no: int) -> dict[str, int]
             move = "play"
             locator = page.locator(f"#hand button.card.playable[data-card='{choose_card(board)}']")
         else:
-            continue  # the offer went away between the two looks
-        seq = click_move(locator)
-        if seq is not None:
+            seq = turn["seq"]  # the offer went away between the two looks: wait for a newer board
+            continue
+        made = click_move(locator)
+        if made is not None:
             moves[move] += 1
-            page.wait_for_function(NEWER_BOARD, arg=seq, timeout=STEP_TIMEOUT)
+            seq = made
 
 
 def seat_names(page: Any) -> list[str]:
