@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from support.server import Daphne
 
+from . import pages
 from .pages import BrowserPerson
-from .test_house_rules_in_browser import one_move
+from .test_house_rules_in_browser import play
 from .test_layout import PASSWORD, log_in
 from .test_play_in_browser import round_number
 
@@ -31,24 +32,14 @@ SERVER_SETTINGS = {"POCHA_ANALYSIS_WORLDS": "8"}
 DESKTOP = {"width": 1280, "height": 900}
 
 
-def finish_the_game(page: Any, seconds: float) -> dict[str, int]:
-    moves = {"bid": 0, "trump": 0, "play": 0}
-    deadline = time.monotonic() + seconds
-    while page.get_by_role("heading", name="Clasificación final").count() == 0:
-        assert time.monotonic() < deadline, f"still at round {round_number(page)} after {seconds} s"
-        one_move(page, moves)
-    return moves
-
-
 def test_analyse_a_game_step_to_its_first_mistake_and_play_that_hand_again(chromium: Any, pocha_server: Daphne) -> None:
     person = BrowserPerson(chromium, pocha_server, "ana", DESKTOP)
     page = person.page
-    out = pocha_server.manage("demo_table", "--user", "ana", "--password", PASSWORD, "--size", "4", "--round", "19")
-    table_id = int(out.splitlines()[-1])
+    table_id = pages.demo_table(pocha_server, "ana", PASSWORD, "--size", "4", "--round", "19")
     log_in(page, "ana")
     page.goto(f"/mesa/{table_id}/")
     assert round_number(page) == 19  # the last round of a game at four
-    moves = finish_the_game(page, 120)
+    moves = play(page, {"over": True}, 120)
     assert moves["play"] == 1  # its one card, by hand
 
     # «Analizar la partida» on the final board: to the replay, where the progress bar fills
@@ -94,7 +85,7 @@ def test_analyse_a_game_step_to_its_first_mistake_and_play_that_hand_again(chrom
     assert practice_id != table_id
     expect(page.locator(".practice-line")).to_have_attribute("data-practice-round", str(mistake_round))
     assert round_number(page) == mistake_round
-    finish_the_game(page, 300)
+    play(page, {"over": True}, 300)
     result = page.locator(".practice-result")
     expect(result).to_contain_text("Tu mano, otra vez")
     for row in ("now", "then", "dificil"):
