@@ -35,7 +35,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Q, Sum, Window
+from django.db.models.functions import Coalesce
 from hypothesis import HealthCheck, event, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -85,25 +86,33 @@ def books() -> dict[str, Any]:
 
 
 def check_books() -> None:
-    """The bookkeeping invariants, each asserted on its own (and ``ledger.audit()`` agreeing)."""
+    """The bookkeeping invariants, each asserted on its own (and ``ledger.audit()`` agreeing).  Each query
+    returns only the rows that break its rule: the database reads every entry, the test only what is wrong."""
     problems = ledger.audit()
     assert problems == [], problems
     total = Account.objects.aggregate(total=Sum("balance"))["total"] or 0
     assert total == 0, f"the accounts sum to {total}"
-    for key, count, amount in Transaction.objects.annotate(n=Count("entries"), t=Sum("entries__amount")).values_list(
-        "key", "n", "t"
-    ):
-        assert count >= 2 and amount == 0, f"transaction {key}: {count} entries summing to {amount}"
+    unbalanced = list(
+        Transaction.objects.annotate(n=Count("entries"), t=Sum("entries__amount"))
+        .filter(Q(n__lt=2) | ~Q(t=0))
+        .values_list("key", "n", "t")
+    )
+    assert not unbalanced, f"transactions with fewer than 2 entries or not summing to 0: {unbalanced}"
     negative = list(Account.objects.filter(kind__in=["user", "pot"], balance__lt=0).values_list("pk", "balance"))
     assert not negative, f"negative user or pot accounts: {negative}"
-    running: dict[int, int] = {}
-    for account_id, amount, after in Entry.objects.order_by("account_id", "pk").values_list(
-        "account_id", "amount", "balance_after"
-    ):
-        running[account_id] = running.get(account_id, 0) + amount
-        assert after == running[account_id], f"account {account_id}: balance_after {after}, entries {running}"
-    for pk, balance in Account.objects.values_list("pk", "balance"):
-        assert balance == running.get(pk, 0), f"account {pk} holds {balance}, its entries sum to {running.get(pk, 0)}"
+    running = Window(Sum("amount"), partition_by=[F("account_id")], order_by=F("pk").asc())
+    wrong = list(
+        Entry.objects.annotate(running=running)
+        .exclude(balance_after=F("running"))
+        .values_list("pk", "account_id", "balance_after", "running")
+    )
+    assert not wrong, f"entries (id, account, balance_after) whose balance_after is not their running sum: {wrong}"
+    off = list(
+        Account.objects.annotate(held=Coalesce(Sum("entries__amount"), 0))
+        .exclude(balance=F("held"))
+        .values_list("pk", "balance", "held")
+    )
+    assert not off, f"accounts (id, balance, entries' sum) whose balance is not their entries' sum: {off}"
 
 
 def split(pot: int, winners: list[int]) -> dict[int, int]:
@@ -802,3 +811,20 @@ def test_split_pot_creates_and_loses_no_chip(pot, winners):
     order = sorted(winners)
     assert [shares[s] for s in order] == sorted(shares.values(), reverse=True)
     assert shares == split(pot, winners)
+
+
+@pytest.mark.django_db
+def test_the_books_check_finds_what_it_is_for():
+    """``check_books`` passes on real books and fails on each kind of wrong one planted behind the ledger's back."""
+    user = get_user_model().objects.create_user(username="planted", password=None)  # the welcome grant
+    assert ledger.adjust(user.pk, 250, "a correction", key="planted") is not None
+    check_books()
+    last = Entry.objects.filter(account__user=user).latest("pk")
+    Entry.objects.filter(pk=last.pk).update(balance_after=F("balance_after") + 1)
+    with pytest.raises(AssertionError, match="running sum"):
+        check_books()
+    Entry.objects.filter(pk=last.pk).update(balance_after=F("balance_after") - 1)
+    check_books()
+    Account.objects.filter(user=user).update(balance=F("balance") + 7)
+    with pytest.raises(AssertionError, match="entries sum to"):
+        check_books()

@@ -576,10 +576,13 @@ class TournamentLedgerMachine(RuleBasedStateMachine):
         users = dict(Account.objects.filter(kind=Account.Kind.USER).values_list("user_id", "balance"))
         assert users == {pk: purse.chips for pk, purse in self.purses.items()}
         by_kind: dict[tuple[int, str], int] = defaultdict(int)
-        for user_id, kind, amount in Entry.objects.filter(account__kind=Account.Kind.USER).values_list(
-            "account__user_id", "transaction__kind", "amount"
+        for user_id, kind, total in (
+            Entry.objects.filter(account__kind=Account.Kind.USER)
+            .values("account__user_id", "transaction__kind")
+            .annotate(total=Sum("amount"))
+            .values_list("account__user_id", "transaction__kind", "total")
         ):
-            by_kind[(user_id, kind)] += amount
+            by_kind[(user_id, kind)] = total
         for pk, purse in self.purses.items():
             assert purse.chips >= 0
             got = {k: by_kind[(pk, k)] for k in (ADJUSTMENT, ENTRY, REFUND, PRIZE)}

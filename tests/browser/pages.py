@@ -72,13 +72,25 @@ class BrowserPerson:
         self.context.set_default_timeout(STEP_TIMEOUT)
         self.context.add_init_script(WATCH_POLICY)
         self.context.add_init_script(watch_script)
-        self.page = self.context.new_page()
         self.errors: list[str] = []
         PEOPLE.append(self)
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
-        self.page.on("requestfailed", self._request_failed)
-        self.page.on("response", self._response)
+        self.page = self._new_page()
+
+    def _new_page(self) -> Any:
+        page = self.context.new_page()
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        page.on("requestfailed", self._request_failed)
+        page.on("response", self._response)
+        return page
+
+    def fresh_page(self) -> Any:
+        """Close this person's page and open another in the same context (the same cookies and scripts, its
+        errors noted the same way): a phone's page scale, zoomed out by a page made wider on purpose, can
+        stay on the next page the same tab opens."""
+        self.page.close()
+        self.page = self._new_page()
+        return self.page
 
     def _console(self, message: Any) -> None:
         if message.type == "error":

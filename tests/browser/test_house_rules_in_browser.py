@@ -7,7 +7,9 @@ offers (a bid, a trump suit, a playable card), clicked.
 * ``se-dobla`` at 3 seats on a phone, to its first round of 13 cards: every card of the hand in view, its
   index uncovered, nothing drawn over anything;
 * ``indias`` at 8 seats, through its indias rounds: the page never shows the player their own card before it
-  is played (by code, face or name), and shows every other player's card by their seat.
+  is played (by code, face or name), and shows every other player's card by their seat.  The table is made
+  and played on to round 22 by ``manage.py demo_table`` (the same actions as a live table); the page plays
+  from there.
 """
 
 from __future__ import annotations
