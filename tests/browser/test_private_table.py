@@ -48,8 +48,7 @@ class Person(BrowserPerson):
         # subject, and here they would only cost a whole game's worth of rendering.
         super().__init__(browser, server, name, VIEWPORT, reduced_motion="reduce")
         self.seq = -1  # the board of the last move made: the next is made on a newer one
-        self.pending: int | None = None  # the board seq of the move sent, until a newer board comes
-        self.pending_since = 0.0
+        self.sent_at = 0.0  # when that move was made
         self.over = False
         self.moves = {"bid": 0, "trump": 0, "play": 0}
 
@@ -122,10 +121,10 @@ def take_a_turn(person: Person, wait_ms: int) -> bool:
         person.over = True
         return False
     if board.get("timeout"):
-        if person.pending is not None and board["seq"] <= person.pending:
-            waited = time.monotonic() - person.pending_since
+        if person.seq >= 0 and board["seq"] <= person.seq:
+            waited = time.monotonic() - person.sent_at
             assert waited < STEP_TIMEOUT / 1000, (
-                f"{person.name}'s move at board {person.pending} got no newer board in {waited:.0f} s; "
+                f"{person.name}'s move at board {person.seq} got no newer board in {waited:.0f} s; "
                 f"flashes: {page.evaluate('window.__pocha.flashes')}"
             )
         return False
@@ -151,8 +150,7 @@ def take_a_turn(person: Person, wait_ms: int) -> bool:
     if seq is None:
         return False  # the board moved on under us: look again
     person.moves[move] += 1
-    person.seq = person.pending = seq
-    person.pending_since = time.monotonic()
+    person.seq, person.sent_at = seq, time.monotonic()
     return True
 
 
