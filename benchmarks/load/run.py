@@ -398,6 +398,8 @@ class Stats:
     no_move: int = 0  # nobody at the table had a move on their latest board (a pause between rounds)
     socket_errors: int = 0
     latencies: list[float] = field(default_factory=list)
+    #: when each completed move was sent (time.monotonic()), beside its latency: the report's timeline
+    sent_at: list[float] = field(default_factory=list)
     refusals: dict[str, int] = field(default_factory=dict)
     boards: int = 0  # frames with a board received in the window, and their bytes
     board_bytes: int = 0
@@ -435,7 +437,34 @@ def moves_report(st: Stats, duration: float, elapsed: float) -> dict[str, Any]:
             "mean": round(1000 * statistics.mean(lat), 1) if lat else None,
         },
         "board_bytes_mean": round(st.board_bytes / st.boards) if st.boards else None,
+        "latency_timeline": timeline(st),
     }
+
+
+#: Seconds per step of the report's latency timeline.
+TIMELINE_STEP = 5.0
+
+
+def timeline(st: Stats) -> list[dict[str, Any]]:
+    """The window's moves by when they were sent, in steps of ``TIMELINE_STEP`` seconds from the first:
+    for each step the moves completed and their p50 / p95 / max ms.  A tail spread over every step is
+    queueing; one packed into a step or two is a stall (a collection, a checkpoint, a burst of clocks)."""
+    if not st.sent_at:
+        return []
+    first = min(st.sent_at)
+    steps: dict[int, list[float]] = {}
+    for sent, latency in zip(st.sent_at, st.latencies):
+        steps.setdefault(int((sent - first) // TIMELINE_STEP), []).append(latency)
+    return [
+        {
+            "from_s": round(step * TIMELINE_STEP),
+            "moves": len(values),
+            "p50": percentile(values, 0.50),
+            "p95": percentile(values, 0.95),
+            "max": round(1000 * max(values), 1),
+        }
+        for step, values in sorted(steps.items())
+    ]
 
 
 @dataclass
@@ -511,6 +540,7 @@ class Table:
                     for st in p.stats:
                         st.completed += 1
                         st.latencies.append(time.monotonic() - p.sent)
+                        st.sent_at.append(p.sent)
 
     def on_flash(self, seat: Seat, text: str) -> None:
         p = self.pending
@@ -1588,6 +1618,10 @@ def print_table(r: dict[str, Any]) -> None:
         ),
         ("moves offered, sent, completed", f"{r['offered']}, {r['sent']}, {r['completed']}"),
         ("latency p50 / p95 / p99 / max ms", f"{lat['p50']} / {lat['p95']} / {lat['p99']} / {lat['max']}"),
+        (
+            f"p95 ms by {TIMELINE_STEP:.0f} s of the window",
+            " ".join(str(round(step["p95"])) for step in r.get("latency_timeline", [])),
+        ),
         ("lost / refused / socket errors", f"{r['lost']} / {r['refused']} / {r['socket_errors']}"),
         ("skipped: table busy / no move on board", f"{r['skipped_busy']} / {r['skipped_no_move']}"),
         (

@@ -323,9 +323,19 @@ class TableConsumer(AsyncWebsocketConsumer):
         rendered = None
         rounds = None
         hand = None
+        shown_rounds, shown_hand = self.shown_rounds, self.shown_hand
+        if snapshot is None:
+            # A whole board read afresh (a first board, a stale page: it must show every change committed so
+            # far), kept as this process's latest: the table's next change is then applied to it rather than
+            # read again, and the push after it leaves out the scoreboard and the hand this board shows.
+            snapshot = await db(load_snapshot, self.table_id)
+            if snapshot is None:
+                return False
+            remember(self.table_id, snapshot)
+            shown_rounds, shown_hand = None, None
         if snapshot is not None:
             try:
-                drawn = board.draw_push(snapshot, self.user_id, self.language, self.shown_rounds, self.shown_hand)
+                drawn = board.draw_push(snapshot, self.user_id, self.language, shown_rounds, shown_hand)
                 if drawn is not None:
                     rendered, hand = (drawn.seq, drawn.html), drawn.hand
                     rounds = board.rounds_done(snapshot)
@@ -400,16 +410,23 @@ async def shared_snapshot(
         future.set_exception(error)
         future.exception()  # retrieved: the waiters (if any) get it too
         raise
-    if snapshot is not None and hub.listeners(table_id):
-        latest = _latest.get(table_id)
-        if latest is None or snapshot.seq >= latest.seq:
-            _latest[table_id] = snapshot
+    if snapshot is not None:
+        remember(table_id, snapshot)
     future.set_result(snapshot)
     if snapshot is not None and _snapshots.get(table_id) is key:
         _snapshots[table_id] = (max(seq, snapshot.seq), force_id, future)
         key = _snapshots[table_id]
     loop.call_later(SNAPSHOT_SECONDS, _forget_snapshot, table_id, key)
     return snapshot
+
+
+def remember(table_id: int, snapshot: Snapshot) -> None:
+    """Keep ``snapshot`` as the table's latest here, unless an older one than that kept (or no socket
+    here shows the table)."""
+    if hub.listeners(table_id):
+        latest = _latest.get(table_id)
+        if latest is None or snapshot.seq >= latest.seq:
+            _latest[table_id] = snapshot
 
 
 def _forget_snapshot(table_id: int, key: object) -> None:

@@ -30,7 +30,6 @@ from support.server import Daphne, child_env
 from games.live import consumers, hub, presence, push, timers
 from games.live.consumers import TableConsumer
 from games.models import Seat, ServerProcess, Table, Watcher
-from games.read import board as board_view
 from games.table import actions, rows
 from games.table import snapshot as snapshots
 from games.table.snapshot import spectator_count
@@ -445,7 +444,7 @@ async def test_a_connection_that_fails_half_way_is_undone(monkeypatch, failing):
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("database gone")
 
-        monkeypatch.setattr(board_view, "render_board", broken)
+        monkeypatch.setattr(consumers, "load_snapshot", broken)  # the first board's read
     else:
 
         async def register(table_id: int, listener: Any) -> None:

@@ -14,19 +14,20 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from channels.db import database_sync_to_async as db
 from django.db.models import DateTimeField
 from django.utils import timezone
 
 from games.engine import Phase, default_action
 from games.engine.snapshot import dump, load
 from games.engine.state import RoundResult
-from games.live import push, timers
+from games.live import consumers, push, timers
 from games.models import Move, Seat, Table
 from games.read import board as board_view
 from games.table import actions, history
 from games.table import snapshot as snapshots
 
-from .helpers import seated_table
+from .helpers import Tab, is_board, seated_table, settle
 from .test_secrecy import DATA_CARD, HAND, cards_named
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -281,6 +282,54 @@ def test_the_hand_is_left_out_only_while_it_looks_as_the_page_shows_it(
             # leaving it out leaves the rest of the board as it was
             assert HAND.sub("", full.html).strip() == drawn.html.strip()
     assert kept >= 2
+
+
+@pytest.mark.asyncio
+async def test_a_sockets_first_board_is_kept_for_the_push_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A socket opened on a game under way draws its whole board from the table read afresh, and that read
+    is the process's latest snapshot: the next move is applied to it (no read of the table), and its push
+    leaves out the scoreboard and the unchanged hand the first board showed.  (Every socket opened at once,
+    as after a restart, would otherwise cost a read per table and a whole board per socket at the next move.)"""
+    table_id, users = await db(mid_game)("primera")
+    table = await db(Table.objects.get)(pk=table_id)
+    watcher = next(u for i, u in enumerate(users) if i not in (table.turn_seat, (table.turn_seat + 1) % 4))
+    tab = Tab(watcher, table_id)
+    reads: list[int] = []
+    real = consumers.load_snapshot
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(consumers, "load_snapshot", counted)
+    try:
+        assert await tab.open()
+        seq = await settle([tab], table_id)
+        first = [f for f in tab.frames if is_board(f)]
+        assert len(first) == 1 and SCORES in first[0] and HAND.search(first[0]), "a first board is whole"
+        assert reads == [1]
+        shown = tab.board
+        mover = await db(Seat.objects.select_related("user").get)(table_id=table_id, position=table.turn_seat)
+        game = await db(lambda: load(Table.objects.get(pk=table_id).state))()
+        await db(actions.do_action)(table_id, mover.user, default_action(game), seq)
+        await tab.wait_for(lambda: tab.seq > seq)
+        pushed = [f for f in tab.frames if is_board(f)][1:]
+        assert len(pushed) == 1
+        assert reads == [1], "the move was applied to the first board's snapshot, not read"
+        assert SCORES not in pushed[0] and HAND.search(pushed[0]) is None
+        # the page keeps its own scoreboard and hand, and they are still right
+        fresh = await db(board_view.render_board)(table_id, watcher.pk, "es")
+        assert fresh is not None and fresh[0] == tab.seq
+
+        def hand(html: str) -> str:  # (the section's own data-board-seq is not read by the page)
+            found = HAND.search(html)
+            assert found is not None
+            return re.sub(r'data-board-seq="\d+"', "", found.group(0))
+
+        assert hand(tab.board) == hand(fresh[1]) == hand(shown)
+        assert SCORES in tab.board
+    finally:
+        await tab.close()
 
 
 def test_a_game_not_in_play_is_not_drawn_from_a_snapshot() -> None:
