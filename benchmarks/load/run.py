@@ -467,6 +467,24 @@ def timeline(st: Stats) -> list[dict[str, Any]]:
     ]
 
 
+def next_gap(rng: random.Random, period: float, spacing: str) -> float:
+    """Seconds from a table's move to its next: exponential with mean P (``exp``), or P ±20 % (``fixed``)."""
+    return rng.expovariate(1 / period) if spacing == "exp" else period * rng.uniform(0.8, 1.2)
+
+
+def first_gap(rng: random.Random, period: float, spacing: str) -> float:
+    """Seconds from the window's start to a table's first move, such that the tables together offer T / P
+    moves a second from the start on, as they do later: the table's moves are laid out from ten periods
+    before the window (a stationary phase; with exponential gaps the first is simply one more of them).
+    A first move uniform over [0, P] followed by exponential gaps, as the tool had it until 2026-12-04,
+    offered 1.5 T / P a second over the first P seconds (rising to 2 T / P at P): a burst at every
+    window's start that the server then spent seconds working off."""
+    at = -10 * period - rng.uniform(0, period)
+    while at < 0:
+        at += next_gap(rng, period, spacing)
+    return at
+
+
 @dataclass
 class Pending:
     seq: int
@@ -635,7 +653,7 @@ class Run:
     async def drive(self, table: Table, start: float) -> None:
         """Open loop: move times fixed in advance on the clock (exponential gaps, mean P), until ``self.end``."""
         rng = random.Random(table.id)
-        at = start + rng.uniform(0, self.args.period)
+        at = start + first_gap(rng, self.args.period, self.args.spacing)
         while at < self.end:
             await asyncio.sleep(max(0.0, at - time.monotonic()))
             if at >= self.end:  # (the ramp sets the end while its tables wait)
@@ -643,11 +661,7 @@ class Run:
             for st in table.counters():
                 st.offered += 1
             await self.move(table, rng)
-            at += (
-                rng.expovariate(1 / self.args.period)
-                if self.args.spacing == "exp"
-                else self.args.period * rng.uniform(0.8, 1.2)
-            )
+            at += next_gap(rng, self.args.period, self.args.spacing)
 
     async def move(self, table: Table, rng: random.Random) -> None:
         p = table.pending
@@ -717,6 +731,7 @@ class Run:
         s0 = snapshot(pg, roles)
         tracker = CpuTracker(pg, roles).start()
         start = self.window_start = time.monotonic()
+        started_at = time.time()  # the window's wall-clock start, to line it up with the server's logs
         self.end = start + self.args.duration
         await asyncio.gather(*(self.drive(t, start) for t in self.tables))
         await self.drain()
@@ -730,6 +745,8 @@ class Run:
         self.stop = True
         report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1, cpu)
         report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
+        wall = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started_at))
+        report["window_started_at"] = f"{wall}.{int(started_at % 1 * 1000):03d}Z"
         if self.ws_path == PROJECT_WS_PATH:
             report["table_row_bytes"] = pg.row_sizes([t.id for t in self.tables])
         if self.rounds:
