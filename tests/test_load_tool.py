@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import random
 import subprocess
 import sys
@@ -175,26 +176,27 @@ def test_a_deal_ends_when_a_board_shows_a_rounds_result_or_the_final_ranking() -
     assert load_tool.finished_round(a_board(90, over=True)) is None
 
 
-def move_times(table: int, period: float, spacing: str, until: float) -> list[float]:
-    """A table's move times as the driver schedules them (``Runner.drive``), from the window's start."""
-    rng = random.Random(table)
-    at, times = load_tool.first_gap(rng, period, spacing), []
-    while at < until:
-        times.append(at)
-        rng.random()  # the move's own draw (the driver picks the move with the same generator)
-        at += load_tool.next_gap(rng, period, spacing)
-    return times
-
-
 @pytest.mark.parametrize("spacing", ["exp", "fixed"])
 def test_the_tables_offer_t_over_p_moves_a_second_from_the_windows_first_second_on(spacing: str) -> None:
     # 4,000 tables at P = 3 s: about 4,000 moves in every 3 s of the window, the first 3 s too.  The first
     # move uniform over [0, P] before exponential gaps gave 1.5 times that in the first 3 s (a burst at
     # every window's start), and a uniform phase with P ±20 % gaps 1.05 times.
     tables, period = 4000, 3.0
-    times = [t for table in range(tables) for t in move_times(table, period, spacing, 5 * period)]
+    times = [
+        t
+        for table in range(tables)
+        for t in itertools.takewhile(lambda t: t < 5 * period, load_tool.move_times(table, period, spacing))
+    ]
     per_period = [sum(k * period <= t < (k + 1) * period for t in times) / tables for k in range(5)]
     assert all(0.95 < rate < 1.05 for rate in per_period), per_period
+
+
+def test_the_timeline_gives_each_5_s_step_of_sends_its_moves_and_latencies() -> None:
+    st = load_tool.Stats(sent_at=[100.0, 101.0, 106.0, 107.0, 112.0], latencies=[0.01, 0.02, 0.5, 0.1, 0.03])
+    steps = load_tool.timeline(st)
+    assert [(s["from_s"], s["moves"], s["max"]) for s in steps] == [(0, 2, 20.0), (5, 2, 500.0), (10, 1, 30.0)]
+    assert steps[1]["p50"] == 500.0 and steps[1]["p95"] == 500.0  # nearest rank below, as for the window
+    assert load_tool.timeline(load_tool.Stats()) == []
 
 
 def test_the_made_up_addresses_are_distinct_and_valid() -> None:

@@ -37,9 +37,9 @@ import sys
 import time
 import urllib.parse
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -472,17 +472,19 @@ def next_gap(rng: random.Random, period: float, spacing: str) -> float:
     return rng.expovariate(1 / period) if spacing == "exp" else period * rng.uniform(0.8, 1.2)
 
 
-def first_gap(rng: random.Random, period: float, spacing: str) -> float:
-    """Seconds from the window's start to a table's first move, such that the tables together offer T / P
-    moves a second from the start on, as they do later: the table's moves are laid out from ten periods
-    before the window (a stationary phase; with exponential gaps the first is simply one more of them).
-    A first move uniform over [0, P] followed by exponential gaps, as the tool had it until 2026-12-04,
-    offered 1.5 T / P a second over the first P seconds (rising to 2 T / P at P): a burst at every
-    window's start that the server then spent seconds working off."""
+def move_times(seed: int, period: float, spacing: str) -> Iterator[float]:
+    """A table's move times, in seconds from the window's start, without end.  The tables together offer
+    T / P moves a second from the window's first second on, as they do later: each table's moves are laid
+    out from ten periods before the window (a stationary phase; with exponential gaps the first move is
+    simply one more gap away).  A first move uniform over [0, P] followed by exponential gaps, as the tool
+    had it until 2026-12-04, offered 1.5 T / P a second over the first P seconds (rising to 2 T / P at P):
+    a burst at every window's start that the server then spent seconds working off."""
+    rng = random.Random(seed)
     at = -10 * period - rng.uniform(0, period)
-    while at < 0:
+    while True:
         at += next_gap(rng, period, spacing)
-    return at
+        if at >= 0:
+            yield at
 
 
 @dataclass
@@ -652,16 +654,17 @@ class Run:
 
     async def drive(self, table: Table, start: float) -> None:
         """Open loop: move times fixed in advance on the clock (exponential gaps, mean P), until ``self.end``."""
-        rng = random.Random(table.id)
-        at = start + first_gap(rng, self.args.period, self.args.spacing)
-        while at < self.end:
+        rng = random.Random(table.id)  # the moves' choices (the times have their own generator)
+        for offset in move_times(table.id, self.args.period, self.args.spacing):
+            at = start + offset
+            if at >= self.end:
+                break
             await asyncio.sleep(max(0.0, at - time.monotonic()))
             if at >= self.end:  # (the ramp sets the end while its tables wait)
                 break
             for st in table.counters():
                 st.offered += 1
             await self.move(table, rng)
-            at += next_gap(rng, self.args.period, self.args.spacing)
 
     async def move(self, table: Table, rng: random.Random) -> None:
         p = table.pending
@@ -745,8 +748,7 @@ class Run:
         self.stop = True
         report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1, cpu)
         report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
-        wall = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started_at))
-        report["window_started_at"] = f"{wall}.{int(started_at % 1 * 1000):03d}Z"
+        report["window_started_at"] = datetime.fromtimestamp(started_at, UTC).isoformat(timespec="milliseconds")
         if self.ws_path == PROJECT_WS_PATH:
             report["table_row_bytes"] = pg.row_sizes([t.id for t in self.tables])
         if self.rounds:
