@@ -315,3 +315,29 @@ def test_the_tool_reads_the_deals_played_from_the_tournament_pages_own_push(sett
     assert (push.at, push.played, push.total) == (7.5, {1: 1, 2: 0}, None) and push.size == len(frame)
     assert load_tool.standings_shown(frame, 7.5, {}).total == 1  # one deal finished, at one table of four
     assert load_tool.standings_shown(b"<section id='tournament-state'></section>", 1.0, table_of).played is None
+
+
+class _Conn:
+    """A connection that answers ``SHOW autovacuum`` and records what it was told."""
+
+    def __init__(self, autovacuum: str) -> None:
+        self.autovacuum = autovacuum
+        self.statements: list[str] = []
+
+    def execute(self, sql: str) -> Any:
+        self.statements.append(sql)
+        answer = [(self.autovacuum,)] if sql == "SHOW autovacuum" else []
+        return type("Cursor", (), {"fetchone": lambda _self: answer[0] if answer else None})()
+
+
+@pytest.mark.parametrize(
+    ("when", "autovacuum", "vacuums"),
+    [("auto", "off", True), ("auto", "on", False), ("yes", "on", True), ("no", "off", False)],
+)
+def test_the_database_is_vacuumed_after_the_setup_when_autovacuum_would_not(
+    when: str, autovacuum: str, vacuums: bool
+) -> None:
+    pg = argparse.Namespace(conn=_Conn(autovacuum))
+    took = load_tool.vacuum_after_setup(pg, when)  # type: ignore[arg-type]
+    assert ("VACUUM (ANALYZE)" in pg.conn.statements) is vacuums
+    assert (took is not None) is vacuums

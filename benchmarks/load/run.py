@@ -735,6 +735,7 @@ class Run:
         tracker = CpuTracker(pg, roles).start()
         start = self.window_start = time.monotonic()
         started_at = time.time()  # the window's wall-clock start, to line it up with the server's logs
+        print(f"window: from {started_at:.3f} for {self.args.duration:g} s", file=sys.stderr, flush=True)
         self.end = start + self.args.duration
         await asyncio.gather(*(self.drive(t, start) for t in self.tables))
         await self.drain()
@@ -749,6 +750,11 @@ class Run:
         report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1, cpu)
         report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
         report["window_started_at"] = datetime.fromtimestamp(started_at, UTC).isoformat(timespec="milliseconds")
+        if self.args.samples:  # every completed move: seconds from the window's start to its send, and ms
+            report["samples"] = [
+                [round(sent - start, 3), round(1000 * latency, 1)]
+                for sent, latency in zip(self.stats.sent_at, self.stats.latencies)
+            ]
         if self.ws_path == PROJECT_WS_PATH:
             report["table_row_bytes"] = pg.row_sizes([t.id for t in self.tables])
         if self.rounds:
@@ -1832,6 +1838,22 @@ async def finish(run: Run, readers: list[asyncio.Task[None]], cancel: Callable[[
     await run.close_all(readers)
 
 
+def vacuum_after_setup(pg: Postgres, when: str) -> float | None:
+    """``VACUUM (ANALYZE)`` the database after the setup (``--vacuum``: ``auto`` does it when the server's
+    autovacuum is off); the seconds it took, or None.  The setup updates every table's row once per move
+    (93,750 times for 375 tables brought to round 11): a server with autovacuum on vacuums and analyses that
+    as it goes, while one with it off (this machine's PostgreSQL, configured for CI) leaves the dead rows
+    and the planner's statistics as they were, and a window measured right after ran at about half the
+    latency it had after a vacuum (benchmarks/load/README.md, fourteenth session)."""
+    if when == "no" or (when == "auto" and pg.conn.execute("SHOW autovacuum").fetchone()[0] == "on"):
+        return None
+    t0 = time.monotonic()
+    pg.conn.execute("VACUUM (ANALYZE)")
+    took = round(time.monotonic() - t0, 1)
+    print(f"setup: database vacuumed and analysed in {took} s", file=sys.stderr)
+    return took
+
+
 def run_project(args: argparse.Namespace) -> dict[str, Any]:
     django_setup(args)
     from django.db import connection
@@ -1849,6 +1871,7 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
             set_clocks([tid for tid, _cookies in tables], args.clock_seconds)
     connection.close()
     pg = Postgres(os.environ["DATABASE_URL"])
+    vacuumed = vacuum_after_setup(pg, args.vacuum)
     roles = supervised_pids()
     if not roles["daphne"]:
         print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
@@ -1863,6 +1886,7 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
     report = asyncio.run(go())
     if args.advance_rounds:
         report["advance_rounds"] = args.advance_rounds
+    report["vacuum_after_setup_s"] = vacuumed
     report["processes"] = {k: len(v) for k, v in roles.items()}
     return report
 
@@ -1973,6 +1997,15 @@ def main() -> None:
         " whose deadline tasks then run in the worker 30 s after each move)",
     )
     parser.add_argument("--json", help="also write the report here")
+    parser.add_argument(
+        "--vacuum",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="VACUUM (ANALYZE) the database after the setup, before the sockets open (auto: if autovacuum is off)",
+    )
+    parser.add_argument(
+        "--samples", action="store_true", help="the report lists every completed move's send time and latency"
+    )
     parser.add_argument(
         "--mode", choices=("project", "bare"), default="project", help="the stack to load (bare: started here)"
     )
