@@ -1843,8 +1843,8 @@ def vacuum_after_setup(pg: Postgres, when: str) -> float | None:
     autovacuum is off); the seconds it took, or None.  The setup updates every table's row once per move
     (93,750 times for 375 tables brought to round 11): a server with autovacuum on vacuums and analyses that
     as it goes, while one with it off (this machine's PostgreSQL, configured for CI) leaves the dead rows
-    and the planner's statistics as they were, and a window measured right after ran at about half the
-    latency it had after a vacuum (benchmarks/load/README.md, fourteenth session)."""
+    and the planner's statistics as they were: the first two minutes after such a setup gave a p95 about
+    three times that of a window after a vacuum (benchmarks/load/README.md, fourteenth session)."""
     if when == "no" or (when == "auto" and pg.conn.execute("SHOW autovacuum").fetchone()[0] == "on"):
         return None
     t0 = time.monotonic()
