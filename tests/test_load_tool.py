@@ -199,6 +199,12 @@ def test_the_timeline_gives_each_5_s_step_of_sends_its_moves_and_latencies() -> 
     assert load_tool.timeline(load_tool.Stats()) == []
 
 
+def test_the_samples_are_each_moves_send_from_the_windows_start_and_its_latency() -> None:
+    st = load_tool.Stats(sent_at=[100.25, 103.5], latencies=[0.0123, 0.5])
+    assert load_tool.samples(st, 100.0) == [[0.25, 12.3], [3.5, 500.0]]
+    assert load_tool.samples(load_tool.Stats(), 100.0) == []
+
+
 def test_the_made_up_addresses_are_distinct_and_valid() -> None:
     import ipaddress
 
@@ -324,10 +330,9 @@ class _Conn:
         self.autovacuum = autovacuum
         self.statements: list[str] = []
 
-    def execute(self, sql: str) -> Any:
+    def execute(self, sql: str) -> argparse.Namespace:
         self.statements.append(sql)
-        answer = [(self.autovacuum,)] if sql == "SHOW autovacuum" else []
-        return type("Cursor", (), {"fetchone": lambda _self: answer[0] if answer else None})()
+        return argparse.Namespace(fetchone=lambda: (self.autovacuum,))
 
 
 @pytest.mark.parametrize(

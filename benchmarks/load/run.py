@@ -441,6 +441,12 @@ def moves_report(st: Stats, duration: float, elapsed: float) -> dict[str, Any]:
     }
 
 
+def samples(st: Stats, start: float) -> list[list[float]]:
+    """Every completed move (``--samples``): seconds from the window's ``start`` to its send, and its latency
+    in ms; to cut a long window into parts afterwards."""
+    return [[round(sent - start, 3), round(1000 * latency, 1)] for sent, latency in zip(st.sent_at, st.latencies)]
+
+
 #: Seconds per step of the report's latency timeline.
 TIMELINE_STEP = 5.0
 
@@ -750,11 +756,8 @@ class Run:
         report = self.report(self.stats, self.args.duration, idle0, idle1, s0, s1, elapsed, rusage0, rusage1, cpu)
         report = {**report, "connect_s": round(connect_s, 1), "seats_without_first_board": missing}
         report["window_started_at"] = datetime.fromtimestamp(started_at, UTC).isoformat(timespec="milliseconds")
-        if self.args.samples:  # every completed move: seconds from the window's start to its send, and ms
-            report["samples"] = [
-                [round(sent - start, 3), round(1000 * latency, 1)]
-                for sent, latency in zip(self.stats.sent_at, self.stats.latencies)
-            ]
+        if self.args.samples:
+            report["samples"] = samples(self.stats, start)
         if self.ws_path == PROJECT_WS_PATH:
             report["table_row_bytes"] = pg.row_sizes([t.id for t in self.tables])
         if self.rounds:
@@ -1854,6 +1857,17 @@ def vacuum_after_setup(pg: Postgres, when: str) -> float | None:
     return took
 
 
+def measured_stack(args: argparse.Namespace) -> tuple[Postgres, dict[str, list[int]], float | None]:
+    """The running stack's database, vacuumed after the setup (``vacuum_after_setup``), and its processes;
+    with the vacuum's seconds (or None) for the report."""
+    pg = Postgres(os.environ["DATABASE_URL"])
+    vacuumed = vacuum_after_setup(pg, args.vacuum)
+    roles = supervised_pids()
+    if not roles["daphne"]:
+        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    return pg, roles, vacuumed
+
+
 def run_project(args: argparse.Namespace) -> dict[str, Any]:
     django_setup(args)
     from django.db import connection
@@ -1870,11 +1884,7 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
         if args.clock_seconds != setup_clock:
             set_clocks([tid for tid, _cookies in tables], args.clock_seconds)
     connection.close()
-    pg = Postgres(os.environ["DATABASE_URL"])
-    vacuumed = vacuum_after_setup(pg, args.vacuum)
-    roles = supervised_pids()
-    if not roles["daphne"]:
-        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    pg, roles, vacuumed = measured_stack(args)
     rounds = table_rounds(pg, [tid for tid, _cookies in tables]) if args.advance_rounds else None
     run = Run(args, tables, rounds=rounds)
 
@@ -1903,10 +1913,7 @@ def run_tournament(args: argparse.Namespace) -> dict[str, Any]:
         args.tournament, args.tournament_deals, args.clock_seconds, args.tournament_watchers, args.par_wait
     )
     connection.close()
-    pg = Postgres(os.environ["DATABASE_URL"])
-    roles = supervised_pids()
-    if not roles["daphne"]:
-        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    pg, roles, vacuumed = measured_stack(args)
     run = TournamentRun(args, quick, tour)
     ended: dict[str, str] = {}
 
@@ -1922,6 +1929,7 @@ def run_tournament(args: argparse.Namespace) -> dict[str, Any]:
 
     report = asyncio.run(go())
     report["tournament"]["status_after_run"] = ended.get("status")
+    report["vacuum_after_setup_s"] = vacuumed
     report["processes"] = {k: len(v) for k, v in roles.items()}
     return report
 
@@ -1938,6 +1946,7 @@ def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     try:
         print(f"bare stack up on port {args.bare_port} in {time.monotonic() - t0:.1f} s", file=sys.stderr)
         pg = Postgres(url)
+        vacuumed = vacuum_after_setup(pg, args.vacuum)
         roles = stack.roles()
         run = Run(args, tables, port=args.bare_port, ws_path=BARE_WS_PATH)
 
@@ -1952,6 +1961,7 @@ def run_bare(args: argparse.Namespace) -> dict[str, Any]:
         stack.stop()
     report["stack"] = "bare"
     report["clock_seconds"] = None  # no clock
+    report["vacuum_after_setup_s"] = vacuumed
     report["processes"] = {k: len(v) for k, v in roles.items()}
     return report
 
@@ -1964,10 +1974,7 @@ def run_ramp(args: argparse.Namespace) -> dict[str, Any]:
     groups, moderator = make_people(args.tables)
     print(f"setup: {4 * args.tables} people with sessions in {time.monotonic() - t0:.1f} s", file=sys.stderr)
     connection.close()
-    pg = Postgres(os.environ["DATABASE_URL"])
-    roles = supervised_pids()
-    if not roles["daphne"]:
-        print("warning: no daphne process found through supervisorctl (is POCHA_VAR the stack's?)", file=sys.stderr)
+    pg, roles, vacuumed = measured_stack(args)
     run = RampRun(args, [[cookie for _user, cookie in group] for group in groups])
 
     async def go() -> dict[str, Any]:
@@ -1976,6 +1983,7 @@ def run_ramp(args: argparse.Namespace) -> dict[str, Any]:
         return report
 
     report = asyncio.run(go())
+    report["vacuum_after_setup_s"] = vacuumed
     report["processes"] = {k: len(v) for k, v in roles.items()}
     return report
 

@@ -311,8 +311,8 @@ async def test_a_sockets_first_board_is_kept_for_the_push_after_it(monkeypatch: 
         seq = await settle([tab], table_id)
         first = tab.boards
         assert first and SCORES in first[0] and HAND.search(first[0]), "a first board is whole"
-        # The process's presence beat may count the socket before the socket's own count does: it then redraws
-        # everyone at the same seq, read afresh once (and kept too).  Any board but the first is such a redraw.
+        # A forced redraw at the same seq may follow the first board (seen once in CI, likely a presence change
+        # racing the socket's own count): it is read afresh once, and kept too.  Any board but the first is one.
         assert [board_seq(f) for f in first] == [seq] * len(first) and len(reads) == len(first)
         shown = tab.board
         before, reads_before = len(tab.frames), len(reads)
