@@ -130,7 +130,10 @@ class Table(models.Model):
     #: When a waiting quick table fills its empty seats with bots and starts.
     fill_at = models.DateTimeField(_("se llena con bots el"), null=True, blank=True)
     #: When the next automatic step is due (a bot's move, a turn's clock, a dropped player's grace,
-    #: filling a quick table); the sweeper's index.
+    #: filling a quick table).  Set only while the table waits or plays; not indexed: it changes at every
+    #: move, and a move that changes no indexed column is a HOT update on PostgreSQL (the row rewritten in
+    #: its own page, no index touched).  The sweeper finds due tables among the live ones by ``status``
+    #: (``table_lobby_idx``), see ``games.table.actions.due.overdue_steps``.
     due_at = models.DateTimeField(_("próximo paso automático"), null=True, blank=True)
     #: The turn clock: when the person to move runs out of time (shown as a countdown).
     turn_deadline = models.DateTimeField(_("fin del turno"), null=True, blank=True)
@@ -204,7 +207,6 @@ class Table(models.Model):
         permissions = [("cancel_table", _("Puede cancelar una partida"))]
         indexes = [
             models.Index(fields=["status", "is_public", "size"], name="table_lobby_idx"),
-            models.Index(fields=["due_at"], name="table_due_idx", condition=models.Q(due_at__isnull=False)),
         ]
         constraints = [
             # A code works only while its table waits, so it need only be unique among those.

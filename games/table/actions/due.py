@@ -173,9 +173,14 @@ def apply_due(step: Thinking, action: Action) -> TableChanged | None:
 
 
 def overdue_steps(limit: int = 500, slack: float = 0.0) -> list[tuple[int, int]]:
-    """(table, seq) of every step whose time has come (``slack`` seconds ago at least), oldest first."""
+    """(table, seq) of every step whose time has come (``slack`` seconds ago at least), oldest first.
+    Only a waiting or playing table has a due step (``clock.due_at``); those are found by their status's
+    index, and their ``due_at`` read from their rows (it has no index of its own: see ``Table.due_at``)."""
     return list(
-        Table.objects.filter(due_at__lte=timezone.now() - timedelta(seconds=slack))
+        Table.objects.filter(
+            status__in=(Table.Status.WAITING, Table.Status.PLAYING),
+            due_at__lte=timezone.now() - timedelta(seconds=slack),
+        )
         .order_by("due_at")
         .values_list("pk", "seq")[:limit]
     )
