@@ -93,6 +93,33 @@ def lock_table(table_id: int) -> Table | None:
     return None if row is None else _build(Table, shape, row)
 
 
+def lock_table_and_seat(table_id: int, user_id: int) -> tuple[Table, tuple[Seat, datetime | None, str] | None] | None:
+    """``lock_table`` and ``user_seat`` in one statement: the table's row, locked, and the person's seat at
+    it with their suspension (None if they have no seat); None if the table is gone."""
+    table, seat = _shape(Table, "t"), _shape(Seat, "s")
+    if connection.features.has_select_for_update_of:
+        locking = " FOR UPDATE OF t"
+    else:
+        locking = _for_update()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {table.columns}, {seat.columns}, p.suspended_at, p.suspended_reason FROM games_table t"
+            " LEFT JOIN games_seat s ON s.table_id = t.id AND s.user_id = %s"
+            " LEFT JOIN accounts_profile p ON p.user_id = s.user_id"
+            f" WHERE t.id = %s{locking}",
+            [user_id, table_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    locked = _build(Table, table, row)
+    rest = row[len(table.names) :]
+    if rest[0] is None:  # the seat's id: no seat
+        return locked, None
+    extra = len(seat.names)
+    return locked, (_build(Seat, seat, rest), _datetime(rest[extra]), rest[extra + 1] or "")
+
+
 def user_seat(table_id: int, user_id: int) -> tuple[Seat, datetime | None, str] | None:
     """A person's seat at the table, with their suspension (when, why) read in the same statement."""
     shape = _shape(Seat, "s")

@@ -39,7 +39,24 @@ def seat_of(table: Table, user: User, *, active: bool = True) -> Seat:
     """The person's seat at the table.  ``active``: refuse a suspended person (read in the same query)."""
     if not user.is_authenticated:
         raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
-    found = rows.user_seat(table.pk, user.pk)
+    return _checked(rows.user_seat(table.pk, user.pk), active)
+
+
+def lock_and_seat(table_id: int, user: User, *, active: bool = True) -> tuple[Table, Seat]:
+    """``lock`` and then ``seat_of``, with the same errors in the same order, in one statement (a move's)."""
+    if not user.is_authenticated:
+        return lock(table_id), seat_of(Table(), user)  # (the table first: an unknown one is said so)
+    try:
+        found = rows.lock_table_and_seat(int(table_id), user.pk)
+    except (ValueError, TypeError):
+        found = None
+    if found is None:
+        raise ActionError("unknown_table", _("Esa mesa no existe."))
+    table, seat = found
+    return table, _checked(seat, active)
+
+
+def _checked(found: tuple[Seat, Any, str] | None, active: bool) -> Seat:
     if found is None:
         raise ActionError("not_seated", _("No estás sentado en esta mesa."))
     seat, suspended_at, reason = found

@@ -17,10 +17,9 @@ from games.table.actions.common import (
     User,
     check_seq,
     commit,
-    lock,
+    lock_and_seat,
     lock_person,
     playing_game,
-    seat_of,
     state_fields,
 )
 from games.table.actions.lifecycle import deal, on_finish
@@ -32,8 +31,7 @@ def do_action(table_id: int, user: User, action: Action, seq: int | None) -> Tab
     """A person's bid, trump choice or card.  Refused as late once their turn's clock has run out (the due
     step, armed at that deadline, plays for them)."""
     with transaction.atomic():
-        table = lock(table_id)
-        seat = seat_of(table, user)
+        table, seat = lock_and_seat(table_id, user)
         check_seq(table, seq)
         if table.status != Table.Status.PLAYING:
             raise ActionError("not_playing", _("La partida no está en juego."))
@@ -70,8 +68,7 @@ def do_back(table_id: int, user: User, seq: int | None = None) -> TableChanged:
     """ "Vuelvo": an away player takes their seat back from the bot (someone who had left the game too,
     for the table's sake: their forfeit stands)."""
     with transaction.atomic():
-        table = lock(table_id)
-        seat = seat_of(table, user)
+        table, seat = lock_and_seat(table_id, user)
         if not seat.away and not seat.timeouts and not seat.left:
             raise ActionError("not_away", _("Ya estás jugando tú."))
         if seat.left:
