@@ -142,6 +142,10 @@ def board_status(context: Context) -> SafeString:
     return mark_safe(drawn.replace(SEQ, str(int(context.get("seq") or 0))))  # noqa: S308 (drawn escaped, a number)
 
 
+#: Where a card's slot goes in a kept card on the felt (as in a kept seat, ``games.read.seats.SLOT``).
+SLOT = Markup("<pocha-slot>")
+
+
 @lru_cache(maxsize=KEPT)
 def _card_drawn(lang: str | None, card: Frozen) -> SafeString:
     return draw("games/_trick_card.html", {"t": card, LANGUAGE: lang})
@@ -149,8 +153,10 @@ def _card_drawn(lang: str | None, card: Frozen) -> SafeString:
 
 @pass_context
 def trick_card(context: Context, card: dict[str, Any]) -> SafeString:
-    """A card on the felt, its ``<li>`` (``games.read.board._felt``'s ``felt_cards``)."""
-    return _card_drawn(language(context), freeze(card))
+    """A card on the felt, its ``<li>`` (``games.read.board._felt``'s ``felt_cards``), kept without its
+    slot (where its player sits as this viewer sees the table), which is filled in here."""
+    drawn = _card_drawn(language(context), freeze({**card, "slot": SLOT}))
+    return mark_safe(drawn.replace(SLOT, str(int(card.get("slot") or 0))))  # noqa: S308 (drawn escaped, a number)
 
 
 @lru_cache(maxsize=KEPT)

@@ -49,6 +49,11 @@ KEPT = 8192
 #: Where the clock's seconds go in a kept seat (a name on the board is escaped, so it cannot spell this).
 CLOCK = Markup("<pocha-clock>")
 _AT_CLOCK = FIELDS.index("clock")
+#: Where the seat's slot goes (its place around the felt as this viewer sees it: their own seat at the
+#: bottom).  Kept without it, a seat that changed is drawn once for every viewer who is not its player,
+#: not once for each of their places around it.
+SLOT = Markup("<pocha-slot>")
+_AT_SLOT = FIELDS.index("slot")
 
 
 @lru_cache(maxsize=KEPT)
@@ -62,15 +67,18 @@ def _drawn(lang: str | None, bot_level: Any, bot_level_name: str, values: tuple[
 def seat(context: Context, player: dict[str, Any], bot_level: Any, bot_level_name: Any) -> SafeString:
     """The seat's ``<li>``, in the board's language (the board's ``seat()``).  The seat whose turn it is
     shows its clock's seconds, a number that changes every second: it is kept with a mark where the
-    seconds go, filled in here, so that a running clock does not make the seat look new at every move."""
+    seconds go, filled in here, so that a running clock does not make the seat look new at every move.
+    Its slot (where it sits as this viewer sees the table) is filled in the same way."""
     values = [player.get(name) for name in FIELDS]
     clock = values[_AT_CLOCK]
     if clock is not None:
         values[_AT_CLOCK] = CLOCK
+    values[_AT_SLOT] = SLOT
     drawn = _drawn(language(context), bot_level, str(bot_level_name), tuple(values))
-    if clock is None:
-        return drawn
-    return mark_safe(drawn.replace(CLOCK, escape(str(clock))))  # noqa: S308 (drawn escaped, a number)
+    drawn = drawn.replace(SLOT, str(int(player.get("slot") or 0)))
+    if clock is not None:
+        drawn = drawn.replace(CLOCK, escape(str(clock)))
+    return mark_safe(drawn)  # noqa: S308 (drawn escaped; a slot and seconds are numbers)
 
 
 #: What ``jinja2/games/_hand_card.html`` shows of a card in the viewer's hand (``games.read.board._hand``);
