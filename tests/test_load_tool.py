@@ -346,3 +346,11 @@ def test_the_database_is_vacuumed_after_the_setup_when_autovacuum_would_not(
     took = load_tool.vacuum_after_setup(pg, when)  # type: ignore[arg-type]
     assert ("VACUUM (ANALYZE)" in pg.conn.statements) is vacuums
     assert (took is not None) is vacuums
+
+
+def test_the_share_of_hot_updates_is_the_table_rows_hot_updates_over_its_updates() -> None:
+    before = {"table_updates": 1000, "table_hot_updates": 10}
+    assert load_tool.hot_fraction(before, {"table_updates": 1400, "table_hot_updates": 310}) == 0.75
+    assert load_tool.hot_fraction(before, {"table_updates": 1400, "table_hot_updates": 10}) == 0.0
+    assert load_tool.hot_fraction(before, dict(before)) is None  # no update in between
+    assert load_tool.hot_fraction({}, {}) is None  # the bare stack's database has no table rows

@@ -190,6 +190,14 @@ class Postgres:
         # Bytes PostgreSQL has written to its write-ahead log so far (the whole cluster's: run nothing else)
         high, low = self.conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0].split("/")
         counters["wal_bytes"] = (int(high, 16) << 32) + int(low, 16)
+        # The tables' own counters: the table row's updates and how many of them were HOT (rewritten in
+        # their page, no index touched), and the rows each table's sequential scans read
+        for name, updates, hot, seq_read in self.conn.execute(
+            "SELECT relname, n_tup_upd, n_tup_hot_upd, seq_tup_read FROM pg_stat_user_tables"
+        ).fetchall():
+            counters[f"seq_read:{name}"] = int(seq_read or 0)
+            if name == "games_table":
+                counters["table_updates"], counters["table_hot_updates"] = int(updates), int(hot)
         return counters
 
     def row_sizes(self, table_ids: list[int]) -> dict[str, int]:
@@ -220,6 +228,17 @@ def snapshot(pg: Postgres, roles: dict[str, list[int]]) -> Snapshot:
     cpu["postgres_ended"] = {pg.postmaster: _postmaster_ticks(pg.postmaster)}
     at = time.monotonic()
     return Snapshot(at, cpu, pg.counters(), at)
+
+
+def hot_fraction(before: dict[str, int], after: dict[str, int]) -> float | None:
+    """The share of the table rows' updates between two reads of the counters that were HOT (None: no
+    update, or a database without the project's tables)."""
+    if "table_updates" not in before or "table_updates" not in after:
+        return None
+    updates = after["table_updates"] - before["table_updates"]
+    if updates <= 0:
+        return None
+    return round((after["table_hot_updates"] - before["table_hot_updates"]) / updates, 3)
 
 
 #: PostgreSQL 15 sends an idle backend's statistics (pg_stat_database's counters) up to ~10 s late, so the
@@ -794,6 +813,7 @@ class Run:
         )
         idle_xact_rate = max(0, idle_xacts) / idle_s
         tuples = {k: s1.pg[k] - s0.pg[k] for k in s0.pg if k.startswith("tup_")}
+        seq_read = {k.partition(":")[2]: s1.pg.get(k, 0) - s0.pg[k] for k in s0.pg if k.startswith("seq_read:")}
         wal = s1.pg["wal_bytes"] - s0.pg["wal_bytes"]
         idle_wal_rate = max(0, idle1.pg["wal_bytes"] - idle0.pg["wal_bytes"]) / idle_s
         moves = moves_report(st, duration, elapsed)
@@ -818,6 +838,8 @@ class Run:
             "pg_transactions_per_s_idle": round(idle_xact_rate, 1),
             "pg_tuples_per_move": {k: round(v / n, 1) for k, v in tuples.items()},
             "pg_wal_bytes_per_move": round(wal / n),
+            "pg_table_hot_update_fraction": hot_fraction(s0.pg, s1.pg),
+            "pg_seq_rows_per_move": {k: round(v / n, 1) for k, v in sorted(seq_read.items()) if v > 0},
             "pg_wal_bytes_per_move_net_of_idle": round((wal - idle_wal_rate * pg_window) / n),
             "load_tool_cpu_ms_per_move": round(
                 1000 * ((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)) / n, 2
@@ -1673,6 +1695,11 @@ def print_table(r: dict[str, Any]) -> None:
             f"{r['pg_wal_bytes_per_move']} ({r['pg_wal_bytes_per_move_net_of_idle']})",
         ),
         ("load tool CPU ms/move", f"{r['load_tool_cpu_ms_per_move']}"),
+        ("table row updates that were HOT", f"{r.get('pg_table_hot_update_fraction')}"),
+        (
+            "rows read by sequential scans per move",
+            ", ".join(f"{k} {v}" for k, v in (r.get("pg_seq_rows_per_move") or {}).items()) or "none",
+        ),
     ]
     if "table_row_bytes" in r:
         b = r["table_row_bytes"]

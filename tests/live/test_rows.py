@@ -77,6 +77,29 @@ def test_a_persons_seat_and_their_suspension() -> None:
     assert rows.user_seat(table_id, person("ajena").pk) is None
 
 
+def test_the_locked_table_with_a_persons_seat_in_one_statement() -> None:
+    table_id, users = game_under_way()
+    when = timezone.now()
+    Profile.objects.update_or_create(user=users[1], defaults={"suspended_at": when, "suspended_reason": "trampas"})
+    stranger = person("forastera")
+    for user in [*users, stranger]:
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+            found = rows.lock_table_and_seat(table_id, user.pk)
+        assert len(queries.captured_queries) == 1
+        assert ("FOR UPDATE" in queries.captured_queries[0]["sql"]) == connection.features.has_select_for_update
+        assert found is not None
+        table, seat = found
+        assert values(table) == values(Table.objects.get(pk=table_id))
+        assert seat == rows.user_seat(table_id, user.pk)
+        if user == stranger:
+            assert seat is None
+        else:
+            assert seat is not None and values(seat[0]) == values(Seat.objects.get(table_id=table_id, user=user))
+    _table, (_seat, suspended_at, reason) = rows.lock_table_and_seat(table_id, users[1].pk)  # type: ignore[misc]
+    assert abs(suspended_at - when) < timedelta(milliseconds=1) and reason == "trampas"
+    assert rows.lock_table_and_seat(table_id + 1000, users[0].pk) is None
+
+
 def test_the_seats_and_the_spectators_in_one_statement() -> None:
     table_id, _users = game_under_way()
     stranger = person("mirona-filas")
@@ -157,7 +180,7 @@ def test_a_state_that_is_missing_is_rebuilt_from_the_log_and_the_game_goes_on() 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL only")
 def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection() -> None:
-    """After a few moves the lock, the person's seat, the seats and the table's update are prepared
+    """After a few moves the lock with the person's seat, the seats and the table's update are prepared
     statements of the connection (``server_side_binding`` and ``prepare_threshold`` in the database's
     options: Django's and psycopg's public settings), run on their generic plan, not planned again at every
     move; the rows read are still the ORM's."""
@@ -170,11 +193,41 @@ def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
         prepared = cursor.fetchall()
-    lock = [p for p in prepared if p[0].startswith('SELECT "t"."id"') and "FOR UPDATE" in p[0]]
+    lock = [
+        p
+        for p in prepared
+        if p[0].startswith('SELECT "t"."id"') and "FOR UPDATE" in p[0] and "accounts_profile" in p[0]
+    ]
     seats = [p for p in prepared if p[0].startswith('SELECT "s"."id"') and "ORDER BY s.position" in p[0]]
-    person_seat = [p for p in prepared if "accounts_profile" in p[0]]
     updates = [p for p in prepared if p[0].startswith("UPDATE games_table SET")]
-    for found in (lock, seats, person_seat, updates):
+    for found in (lock, seats, updates):
         assert len(found) >= 1, prepared
-    assert lock[0][1] >= 1 and seats[0][1] >= 1 and person_seat[0][1] >= 1  # generic plans in use
+    assert lock[0][1] >= 1 and seats[0][1] >= 1  # generic plans in use
     assert values(Table.objects.get(pk=table_id)) == values(rows.lock_table(table_id))  # type: ignore[arg-type]
+
+
+def _table_row_updates() -> tuple[int, int]:
+    """This transaction's updates of table rows so far, and how many of them were HOT."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'games_table'")
+        row = cursor.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HOT updates: PostgreSQL only")
+def test_on_postgresql_a_move_rewrites_the_table_row_in_its_page_touching_no_index() -> None:
+    """A move changes no indexed column of the table's row (``due_at`` has no index) and the table's pages
+    keep room for the row's next version (the migration's fillfactor): every move's update is HOT, so it
+    adds no entry to any of the table's indexes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'games_table'")
+        assert "fillfactor=70" in (cursor.fetchone()[0] or [])
+    table_id, _users = game_under_way()
+    for _ in range(24):
+        table = Table.objects.get(pk=table_id)
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        with transaction.atomic():  # the move's own transaction is a savepoint of this one: counted here
+            before = _table_row_updates()
+            actions.do_action(table_id, seat.user, default_action(load(table.state)), table.seq)
+            updates, hot = (a - b for a, b in zip(_table_row_updates(), before))
+        assert updates == 1 and hot == 1, (updates, hot)
