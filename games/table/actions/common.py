@@ -43,7 +43,13 @@ def seat_of(table: Table, user: User, *, active: bool = True) -> Seat:
 
 
 def lock_and_seat(table_id: int, user: User, *, active: bool = True) -> tuple[Table, Seat]:
-    """``lock`` and then ``seat_of``, with the same errors in the same order, in one statement (a move's)."""
+    """``lock`` and then ``seat_of``, with the same errors in the same order, in one statement (a move's).
+
+    The seat is read as the statement found it: if the table's lock was held by another transaction that
+    changed the seat (the clock playing for them, a leave), that change is not seen here, where a second
+    statement would see it.  Every such change bumps the table's seq, so a move, which always carries its
+    seq, is then refused as stale (``check_seq``) before its seat is used.  Changes made without the table's
+    lock (a socket's presence) race the same way with either form."""
     if not user.is_authenticated:
         return lock(table_id), seat_of(Table(), user)  # (the table first: an unknown one is said so)
     try:

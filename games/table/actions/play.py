@@ -17,9 +17,11 @@ from games.table.actions.common import (
     User,
     check_seq,
     commit,
+    lock,
     lock_and_seat,
     lock_person,
     playing_game,
+    seat_of,
     state_fields,
 )
 from games.table.actions.lifecycle import deal, on_finish
@@ -68,7 +70,8 @@ def do_back(table_id: int, user: User, seq: int | None = None) -> TableChanged:
     """ "Vuelvo": an away player takes their seat back from the bot (someone who had left the game too,
     for the table's sake: their forfeit stands)."""
     with transaction.atomic():
-        table, seat = lock_and_seat(table_id, user)
+        table = lock(table_id)
+        seat = seat_of(table, user)
         if not seat.away and not seat.timeouts and not seat.left:
             raise ActionError("not_away", _("Ya estás jugando tú."))
         if seat.left:
