@@ -354,3 +354,14 @@ def test_the_share_of_hot_updates_is_the_table_rows_hot_updates_over_its_updates
     assert load_tool.hot_fraction(before, {"table_updates": 1400, "table_hot_updates": 10}) == 0.0
     assert load_tool.hot_fraction(before, dict(before)) is None  # no update in between
     assert load_tool.hot_fraction({}, {}) is None  # the bare stack's database has no table rows
+
+
+def test_the_machines_busy_share_counts_every_state_but_idle_and_iowait() -> None:
+    # user nice system idle iowait irq softirq steal guest guest_nice (a 2-core machine's ticks)
+    before = load_tool.machine_ticks("cpu  1000 0 500 8000 100 0 50 0 0 0\ncpu0 500 0 250 4000 50 0 25 0 0 0\n")
+    after = load_tool.machine_ticks("cpu  1600 0 800 8500 100 0 100 0 0 0\ncpu0 800 0 400 4250 50 0 50 0 0 0\n")
+    assert before == (1550, 9650) and after == (2500, 11100)
+    assert load_tool.machine_busy(before, after) == round(950 / 1450, 3)
+    assert load_tool.machine_busy(after, after) == 0.0
+    busy, total = load_tool.machine_ticks()  # this machine's own
+    assert 0 < busy < total

@@ -220,6 +220,21 @@ class Snapshot:
     pg: dict[str, int]
     pg_at: float = 0.0  # when ``pg`` was read (later than ``at`` at a window's end: see ``settle_pg``)
     pg_reads: int = 1  # the tool's own reads of the counters it took (each is two transactions)
+    machine: tuple[int, int] = (0, 0)  # the whole machine's busy and total ticks so far (``machine_ticks``)
+
+
+def machine_ticks(stat: str | None = None) -> tuple[int, int]:
+    """The machine's CPU time so far, every core and every process (Redis, the kernel, this tool
+    included), from the first line of ``/proc/stat``: (busy ticks, all ticks); idle and iowait are not busy."""
+    fields = [int(x) for x in (stat or Path("/proc/stat").read_text()).split("\n", 1)[0].split()[1:]]
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is inside user)
+    return total - fields[3] - fields[4], total
+
+
+def machine_busy(a: tuple[int, int], b: tuple[int, int]) -> float:
+    """The share of the machine's CPU (all cores) that was busy between two ``machine_ticks``."""
+    total = b[1] - a[1]
+    return round((b[0] - a[0]) / total, 3) if total > 0 else 0.0
 
 
 def snapshot(pg: Postgres, roles: dict[str, list[int]]) -> Snapshot:
@@ -227,7 +242,7 @@ def snapshot(pg: Postgres, roles: dict[str, list[int]]) -> Snapshot:
     cpu = {role: {pid: st[0] for pid in pids if (st := _stat(pid))} for role, pids in roles.items()}
     cpu["postgres_ended"] = {pg.postmaster: _postmaster_ticks(pg.postmaster)}
     at = time.monotonic()
-    return Snapshot(at, cpu, pg.counters(), at)
+    return Snapshot(at, cpu, pg.counters(), at, machine=machine_ticks())
 
 
 def hot_fraction(before: dict[str, int], after: dict[str, int]) -> float | None:
@@ -841,6 +856,9 @@ class Run:
             "pg_table_hot_update_fraction": hot_fraction(s0.pg, s1.pg),
             "pg_seq_rows_per_move": {k: round(v / n, 1) for k, v in sorted(seq_read.items()) if v > 0},
             "pg_wal_bytes_per_move_net_of_idle": round((wal - idle_wal_rate * pg_window) / n),
+            "machine_busy_fraction": machine_busy(s0.machine, s1.machine),
+            "machine_busy_fraction_idle": machine_busy(idle0.machine, idle1.machine),
+            "machine_cpu_ms_per_move": round(1000 * (s1.machine[0] - s0.machine[0]) / TICK / n, 2),
             "load_tool_cpu_ms_per_move": round(
                 1000 * ((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)) / n, 2
             ),
@@ -1695,6 +1713,10 @@ def print_table(r: dict[str, Any]) -> None:
             f"{r['pg_wal_bytes_per_move']} ({r['pg_wal_bytes_per_move_net_of_idle']})",
         ),
         ("load tool CPU ms/move", f"{r['load_tool_cpu_ms_per_move']}"),
+        (
+            "machine: CPU ms/move, busy share (idle before)",
+            f"{r.get('machine_cpu_ms_per_move')}, {r.get('machine_busy_fraction')} ({r.get('machine_busy_fraction_idle')})",
+        ),
         ("table row updates that were HOT", f"{r.get('pg_table_hot_update_fraction')}"),
         (
             "rows read by sequential scans per move",
