@@ -346,6 +346,10 @@ def test_the_database_is_vacuumed_after_the_setup_when_autovacuum_would_not(
     took = load_tool.vacuum_after_setup(pg, when)  # type: ignore[arg-type]
     assert ("VACUUM (ANALYZE)" in pg.conn.statements) is vacuums
     assert (took is not None) is vacuums
+    # and, under the same condition, analysed again once the sockets (each a watcher row) are open
+    analysed = load_tool.analyse_after_connect(pg, when)  # type: ignore[arg-type]
+    assert ("ANALYZE" in pg.conn.statements) is vacuums
+    assert (analysed is not None) is vacuums
 
 
 def test_the_share_of_hot_updates_is_the_table_rows_hot_updates_over_its_updates() -> None:
