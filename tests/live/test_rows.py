@@ -137,9 +137,9 @@ def test_the_update_writes_what_the_orms_update_writes() -> None:
 
 
 def test_every_move_is_one_row_of_the_log_in_the_order_the_table_took_it() -> None:
-    """Bids and cards through ``do_action`` (``rows.insert_move``): each move is one row, with the seq the
-    table reached by it, the round, the seat whose turn it was, the kind and the value, made by nobody but
-    the person, and when; the rows in seq order replay to the table's state (``history.rebuild``)."""
+    """Bids and cards through ``do_action`` (``rows.update_table``'s ``log``): each move is one row, with
+    the seq the table reached by it, the round, the seat whose turn it was, the kind and the value, made by
+    nobody but the person, and when; the rows in seq order replay to the table's state (``history.rebuild``)."""
     table_id, users = seated_table(4, 4, prefix="carta")
     started = timezone.now()
     expected = []
@@ -180,10 +180,10 @@ def test_a_state_that_is_missing_is_rebuilt_from_the_log_and_the_game_goes_on() 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL only")
 def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection() -> None:
-    """After a few moves the lock with the person's seat, the seats and the table's update are prepared
-    statements of the connection (``server_side_binding`` and ``prepare_threshold`` in the database's
-    options: Django's and psycopg's public settings), run on their generic plan, not planned again at every
-    move; the rows read are still the ORM's."""
+    """After a few moves the lock with the person's seat, the seats and the table's update with the move's
+    row are prepared statements of the connection (``server_side_binding`` and ``prepare_threshold`` in the
+    database's options: Django's and psycopg's public settings), run on their generic plan, not planned
+    again at every move; the rows read are still the ORM's."""
     assert connection.features.uses_server_side_binding
     table_id, _users = game_under_way()
     for _ in range(16):
@@ -199,7 +199,11 @@ def test_on_postgresql_the_move_paths_statements_are_planned_once_per_connection
         if p[0].startswith('SELECT "t"."id"') and "FOR UPDATE" in p[0] and "accounts_profile" in p[0]
     ]
     seats = [p for p in prepared if p[0].startswith('SELECT "s"."id"') and "ORDER BY s.position" in p[0]]
-    updates = [p for p in prepared if p[0].startswith("UPDATE games_table SET")]
+    updates = [
+        p
+        for p in prepared
+        if p[0].startswith("WITH logged AS (INSERT INTO games_move") and "UPDATE games_table SET" in p[0]
+    ]
     for found in (lock, seats, updates):
         assert len(found) >= 1, prepared
     assert lock[0][1] >= 1 and seats[0][1] >= 1  # generic plans in use

@@ -111,8 +111,8 @@ class CommitLog:
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         original = rows.update_table
 
-        def recording_update(table_id: int, old_seq: int, fields: dict[str, Any]) -> int:
-            updated = original(table_id, old_seq, fields)
+        def recording_update(table_id: int, old_seq: int, fields: dict[str, Any], log: Any = None) -> int:
+            updated = original(table_id, old_seq, fields, log)
             entry = None
             if fields.get("state") is not None:
                 number = fields["round_number"]

@@ -72,12 +72,19 @@ def _checked(found: tuple[Seat, Any, str] | None, active: bool) -> Seat:
 
 
 def commit(
-    table: Table, old_seq: int, *, pause: float = 0.0, move: tuple[int, str, str] | None = None, **fields: Any
+    table: Table,
+    old_seq: int,
+    *,
+    pause: float = 0.0,
+    move: tuple[int, str, str] | None = None,
+    log: rows.Logged | None = None,
+    **fields: Any,
 ) -> TableChanged:
     """Save ``fields``, bump ``seq`` and emit what changed, to be pushed and armed once committed.
     ``pause``: seconds everyone gets to look at the table (a completed trick) before the next move.
     ``move``: the one move (seat, kind, value) that took the game from ``old_seq`` to its new state, when
-    that is all that happened to it, so that each process moves its own copy of the game."""
+    that is all that happened to it, so that each process moves its own copy of the game.
+    ``log``: the move for the game's log at the new seq (``apply``'s), written with the table's update."""
     fields["seq"] = old_seq + 1
     # A game in play: its seats, read once here (after every change to them in this transaction), give the
     # clock its seat to move and, with the table, the snapshot every viewer's board is drawn from.
@@ -88,7 +95,7 @@ def commit(
     ended = playing and done > snapshot.rounds_done(table.phase, table.round_number)
     results = history.results(table.pk) if ended else None
     fields["due_at"], fields["turn_deadline"] = clock.due_at(table, fields, pause, seats)
-    if rows.update_table(table.pk, old_seq, fields) != 1:  # cannot happen under the row lock: refuse, lose nothing
+    if rows.update_table(table.pk, old_seq, fields, log) != 1:  # cannot happen under the row lock: refuse, lose nothing
         raise ActionError("stale", _("La mesa ha cambiado mientras jugabas."), resync=True)
     for name, value in fields.items():
         setattr(table, name, value)

@@ -104,9 +104,9 @@ def apply(
     except PochaError as error:
         raise ActionError.from_engine(error) from None
 
-    # One row in the game's log, then the engine's state: the move is checked already.
+    # One row in the game's log, written with the table's update (``commit``): the move is checked already.
     kind, value = history.move_fields(action)
-    rows.insert_move(table.pk, table.seq + 1, game.number, position, kind, value, by_bot=by_bot, by_clock=by_clock)
+    log = rows.Logged(game.number, position, kind, value, by_bot=by_bot, by_clock=by_clock)
     game.apply_unchecked(action)
     fields = {}
     moved: tuple[int, str, str] | None = (position, kind, value)  # all that happened to the game, unless dealt
@@ -121,4 +121,4 @@ def apply(
         elif game.phase is Phase.GAME_OVER:
             fields.update(on_finish(table, game))
         # else: the last trick, then the result, stay up; the due step deals the next round
-    return commit(table, table.seq, pause=pause, move=moved, **state_fields(game), **fields)
+    return commit(table, table.seq, pause=pause, move=moved, log=log, **state_fields(game), **fields)
