@@ -1899,13 +1899,7 @@ def vacuum_after_setup(pg: Postgres, when: str) -> float | None:
     as it goes, while one with it off (this machine's PostgreSQL, configured for CI) leaves the dead rows
     and the planner's statistics as they were: the first two minutes after such a setup gave a p95 about
     three times that of a window after a vacuum (benchmarks/load/README.md, fourteenth session)."""
-    if when == "no" or (when == "auto" and pg.conn.execute("SHOW autovacuum").fetchone()[0] == "on"):
-        return None
-    t0 = time.monotonic()
-    pg.conn.execute("VACUUM (ANALYZE)")
-    took = round(time.monotonic() - t0, 1)
-    print(f"setup: database vacuumed and analysed in {took} s", file=sys.stderr)
-    return took
+    return _instead_of_autovacuum(pg, when, "VACUUM (ANALYZE)", "setup: database vacuumed and analysed")
 
 
 def analyse_after_connect(pg: Postgres, when: str) -> float | None:
@@ -1915,12 +1909,18 @@ def analyse_after_connect(pg: Postgres, when: str) -> float | None:
     them reads every socket's row where an index finds a table's four (the seats and spectators read at
     every move: 1,879 rows a move at 750 tables).  A server with autovacuum on analyses a table once a
     tenth of it has changed, within a minute (``autovacuum_naptime``)."""
+    return _instead_of_autovacuum(pg, when, "ANALYZE", "connect: database analysed again")
+
+
+def _instead_of_autovacuum(pg: Postgres, when: str, statement: str, done: str) -> float | None:
+    """Run ``statement`` unless ``when`` is ``no``, or ``auto`` and the server's autovacuum is on (it does
+    that work itself); the seconds it took (said on stderr after ``done``), or None."""
     if when == "no" or (when == "auto" and pg.conn.execute("SHOW autovacuum").fetchone()[0] == "on"):
         return None
     t0 = time.monotonic()
-    pg.conn.execute("ANALYZE")
+    pg.conn.execute(statement)
     took = round(time.monotonic() - t0, 1)
-    print(f"connect: database analysed again in {took} s", file=sys.stderr)
+    print(f"{done} in {took} s", file=sys.stderr)
     return took
 
 

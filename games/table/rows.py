@@ -97,10 +97,7 @@ def lock_table_and_seat(table_id: int, user_id: int) -> tuple[Table, tuple[Seat,
     """``lock_table`` and ``user_seat`` in one statement: the table's row, locked, and the person's seat at
     it with their suspension (None if they have no seat); None if the table is gone."""
     table, seat = _shape(Table, "t"), _shape(Seat, "s")
-    if connection.features.has_select_for_update_of:
-        locking = " FOR UPDATE OF t"
-    else:
-        locking = _for_update()
+    locking = " FOR UPDATE OF t" if connection.features.has_select_for_update_of else _for_update()
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {table.columns}, {seat.columns}, p.suspended_at, p.suspended_reason FROM games_table t"
@@ -112,12 +109,8 @@ def lock_table_and_seat(table_id: int, user_id: int) -> tuple[Table, tuple[Seat,
         row = cursor.fetchone()
     if row is None:
         return None
-    locked = _build(Table, table, row)
     rest = row[len(table.names) :]
-    if rest[0] is None:  # the seat's id: no seat
-        return locked, None
-    extra = len(seat.names)
-    return locked, (_build(Seat, seat, rest), _datetime(rest[extra]), rest[extra + 1] or "")
+    return _build(Table, table, row), None if rest[0] is None else _seat_and_suspension(seat, rest)  # [0]: seat id
 
 
 def user_seat(table_id: int, user_id: int) -> tuple[Seat, datetime | None, str] | None:
@@ -131,8 +124,11 @@ def user_seat(table_id: int, user_id: int) -> tuple[Seat, datetime | None, str] 
             [table_id, user_id],
         )
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _seat_and_suspension(shape, row)
+
+
+def _seat_and_suspension(shape: _Shape, row: Sequence[Any]) -> tuple[Seat, datetime | None, str]:
+    """A seat from ``row``, then its person's suspension (when, why) from the two columns after it."""
     extra = len(shape.names)
     return _build(Seat, shape, row), _datetime(row[extra]), row[extra + 1] or ""
 

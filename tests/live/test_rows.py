@@ -101,6 +101,33 @@ def test_the_locked_table_with_a_persons_seat_in_one_statement() -> None:
     assert rows.lock_table_and_seat(table_id + 1000, users[0].pk) is None
 
 
+def test_a_move_is_refused_as_before_by_the_lock_with_the_seat() -> None:
+    """``lock_and_seat`` (a move's lock and seat in one statement) says what ``lock`` then ``seat_of`` said,
+    in the same order: an unknown table first, then a visitor, a stranger, a suspended person; nothing moves."""
+    from django.contrib.auth.models import AnonymousUser
+
+    table_id, users = game_under_way()
+    table = Table.objects.get(pk=table_id)
+    player = Seat.objects.select_related("user").get(table=table, position=table.turn_seat).user
+    action = default_action(load(table.state))
+    Profile.objects.update_or_create(user=users[1], defaults={"suspended_at": timezone.now(), "suspended_reason": "x"})
+    cases = [
+        (table_id + 1000, AnonymousUser(), "unknown_table"),
+        (table_id + 1000, player, "unknown_table"),
+        (table_id, AnonymousUser(), "login"),
+        (table_id, person("mirona"), "not_seated"),
+    ]
+    if player != users[1]:
+        cases.append((table_id, users[1], "suspended"))
+    for tid, who, code in cases:
+        with pytest.raises(actions.ActionError) as refused:
+            actions.do_action(tid, who, action, table.seq)
+        assert refused.value.code == code, (tid, who, refused.value.code)
+    assert Table.objects.get(pk=table_id).seq == table.seq
+    actions.do_action(table_id, player, action, table.seq)  # and the person to move moves
+    assert Table.objects.get(pk=table_id).seq == table.seq + 1
+
+
 def test_the_seats_and_the_spectators_in_one_statement() -> None:
     table_id, _users = game_under_way()
     stranger = person("mirona-filas")

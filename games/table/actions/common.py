@@ -37,8 +37,7 @@ def check_seq(table: Table, seq: int | None) -> None:
 
 def seat_of(table: Table, user: User, *, active: bool = True) -> Seat:
     """The person's seat at the table.  ``active``: refuse a suspended person (read in the same query)."""
-    if not user.is_authenticated:
-        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
+    _check_logged_in(user)
     return _checked(rows.user_seat(table.pk, user.pk), active)
 
 
@@ -51,7 +50,8 @@ def lock_and_seat(table_id: int, user: User, *, active: bool = True) -> tuple[Ta
     seq, is then refused as stale (``check_seq``) before its seat is used.  Changes made without the table's
     lock (a socket's presence) race the same way with either form."""
     if not user.is_authenticated:
-        return lock(table_id), seat_of(Table(), user)  # (the table first: an unknown one is said so)
+        lock(table_id)  # (the table first: an unknown one is said so)
+        _check_logged_in(user)
     try:
         found = rows.lock_table_and_seat(int(table_id), user.pk)
     except (ValueError, TypeError):
@@ -60,6 +60,11 @@ def lock_and_seat(table_id: int, user: User, *, active: bool = True) -> tuple[Ta
         raise ActionError("unknown_table", _("Esa mesa no existe."))
     table, seat = found
     return table, _checked(seat, active)
+
+
+def _check_logged_in(user: User) -> None:
+    if not user.is_authenticated:
+        raise ActionError("login", _("Tienes que entrar con tu cuenta para jugar."))
 
 
 def _checked(found: tuple[Seat, Any, str] | None, active: bool) -> Seat:
