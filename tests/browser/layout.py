@@ -114,6 +114,15 @@ OVERLAPS = """
     if ((rect.right > options.width + tolerance || (overflows > 1 && rect.left + el.scrollWidth > options.width + tolerance))
         && rect.width > 0) wide.push(el);
   }
+  // Nothing in view past the edge: then what is positioned out of the flow past it, shown or not (a visually
+  // hidden name that escapes the scrolling box around it widens the page all the same).
+  if (!wide.length) {
+    for (const el of document.body.querySelectorAll('*')) {
+      if (wide.length >= 5 || !['absolute', 'fixed'].includes(getComputedStyle(el).position)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.right > options.width + tolerance && r.width > 0) wide.push(el);
+    }
+  }
   const scroller = document.scrollingElement;
   return {problems, counts, scrollWidth: scroller.scrollWidth, innerWidth: window.innerWidth, clientWidth: vw,
           wide: wide.map((el) => describe({el, kind: 'element', rect: box(el)}))};
