@@ -106,7 +106,19 @@ wait_until_up() {
     done
 }
 
+# ASGI_OWN_PORTS, if set: one port for each ASGI process (deploy/asgi.sh), numbers only.
+check_own_ports() {
+    [[ -z "${ASGI_OWN_PORTS:-}" ]] && return 0
+    local ports
+    IFS=',' read -r -a ports <<< "$ASGI_OWN_PORTS"
+    if ((${#ports[@]} != ASGI_PROCESSES)) || [[ ! "$ASGI_OWN_PORTS" =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+        echo "ASGI_OWN_PORTS=$ASGI_OWN_PORTS: give one port for each of the $ASGI_PROCESSES ASGI processes" >&2
+        return 1
+    fi
+}
+
 up() {
+    check_own_ports
     mkdir -p "$LOGS"
     secret_key
     if [[ -n "$(supervisord_pid)" ]]; then
@@ -123,6 +135,9 @@ up() {
     ctl status
     echo
     echo "La Pocha is up: $URL  ($ASGI_PROCESSES ASGI processes, Celery worker and beat)"
+    if [[ -n "${ASGI_OWN_PORTS:-}" ]]; then
+        echo "each ASGI process on its own port as well: $ASGI_OWN_PORTS"
+    fi
     echo "logs: $LOGS/   (make logs; make status; make down)"
 }
 

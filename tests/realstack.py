@@ -45,8 +45,15 @@ def _supervised_line(key: str) -> str:
 
 
 def supervised_command() -> list[str]:
-    """The ASGI processes' command line in ``deploy/supervisord.conf``, with the virtualenv's bin folder."""
-    return shlex.split(_supervised_line("command").replace("%(ENV_POCHA_BIN)s", str(BIN)))
+    """The ASGI processes' command line in ``deploy/supervisord.conf``, as supervisord runs it for the first
+    process (``deploy/asgi.sh 0``, which runs Daphne from ``$POCHA_BIN``: ``serving`` sets it)."""
+    line = _supervised_line("command").replace("%(ENV_POCHA_ROOT)s", str(ROOT)).replace("%(process_num)d", "0")
+    return shlex.split(line)
+
+
+def asgi_daphne_lines() -> list[str]:
+    """The lines of ``deploy/asgi.sh`` that run Daphne (the command ``supervised_command`` runs)."""
+    return [line.strip() for line in (ROOT / "deploy" / "asgi.sh").read_text().splitlines() if "/daphne" in line]
 
 
 def supervised_environment() -> dict[str, str]:
@@ -153,6 +160,7 @@ def serving(workdir: Path, **settings: str) -> Iterator[Stack]:
             "DATABASE_URL": suite_database_url(),
             "DEBUG": "true",  # static files from static/, no collectstatic
             **supervised_environment(),
+            "POCHA_BIN": str(BIN),  # deploy/asgi.sh's Daphne
             **settings,
         },
         dropped_prefixes=DROPPED_PREFIXES,

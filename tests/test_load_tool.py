@@ -369,3 +369,28 @@ def test_the_machines_busy_share_counts_every_state_but_idle_and_iowait() -> Non
     assert load_tool.machine_busy(after, after) == 0.0
     busy, total = load_tool.machine_ticks()  # this machine's own
     assert 0 < busy < total
+
+
+def test_with_affinity_every_socket_of_a_table_goes_to_one_process_and_the_tables_are_spread() -> None:
+    env = {"ASGI_PROCESSES": "2", "ASGI_OWN_PORTS": "8611,8612"}
+    ports = load_tool.own_ports(env)
+    assert ports == [8611, 8612]
+    assert {load_tool.table_port(t, ports) for t in (10, 12, 1000)} == {8611}
+    assert {load_tool.table_port(t, ports) for t in (11, 13, 1001)} == {8612}
+    args = argparse.Namespace(port=8600, affinity=True)
+    old = dict(load_tool.os.environ)
+    try:
+        load_tool.os.environ.update(env)
+        run = load_tool.Run(args, [(7, ["a"] * 4), (8, ["b"] * 4)])
+    finally:
+        load_tool.os.environ.clear()
+        load_tool.os.environ.update(old)
+    assert [run.port_for(t.id) for t in run.tables] == [8612, 8611]
+    plain = load_tool.Run(argparse.Namespace(port=8600), [(7, ["a"] * 4)])
+    assert plain.port_for(7) == 8600  # without it: the port every process shares
+
+
+@pytest.mark.parametrize("value", ["", "8611", "8611,8612,8613"])
+def test_affinity_needs_one_own_port_for_each_process(value: str) -> None:
+    with pytest.raises(SystemExit, match="ASGI_OWN_PORTS"):
+        load_tool.own_ports({"ASGI_PROCESSES": "2", "ASGI_OWN_PORTS": value})

@@ -99,7 +99,10 @@ def test_no_deployment_lets_daphne_believe_the_header() -> None:
     for path in [BASE_DIR / "deploy" / "supervisord.conf", *sorted((BASE_DIR / "deploy" / "systemd").iterdir())]:
         commands = [line for line in path.read_text().splitlines() if "daphne" in line and not line.startswith(";")]
         assert not any("--proxy-headers" in line for line in commands if not line.lstrip().startswith("#")), path
-    assert "--proxy-headers" not in realstack.supervised_command()
+    assert realstack.supervised_command()[0].endswith("deploy/asgi.sh")
+    daphne = realstack.asgi_daphne_lines()
+    assert len(daphne) == 2 and all("--fd 0" in line for line in daphne), daphne  # with and without a port of its own
+    assert not any("--proxy-headers" in line for line in daphne), daphne
     nginx = (BASE_DIR / "deploy" / "nginx.conf").read_text()
     assert "TRUSTED_PROXIES=127.0.0.1" in nginx
     assert "TRUSTED_PROXIES=127.0.0.1" in (BASE_DIR / "deploy" / "systemd" / "pocha.env.example").read_text()

@@ -121,6 +121,19 @@ def stack_env() -> dict[str, str]:
     return env
 
 
+def own_ports(env: dict[str, str]) -> list[int]:
+    """The ASGI processes' own ports (``ASGI_OWN_PORTS``, deploy/asgi.sh), one for each process."""
+    ports = [int(p) for p in env.get("ASGI_OWN_PORTS", "").split(",") if p.strip()]
+    if not ports or len(ports) != int(env.get("ASGI_PROCESSES", "2")):
+        raise SystemExit("--affinity: the stack must be up with ASGI_OWN_PORTS, one port for each ASGI process")
+    return ports
+
+
+def table_port(table_id: int, ports: list[int]) -> int:
+    """The one process's port that every socket of ``table_id`` uses (as the README's nginx routes it)."""
+    return ports[table_id % len(ports)]
+
+
 def supervised_pids(
     conf: Path = ROOT / "deploy/supervisord.conf", env: dict[str, str] | None = None
 ) -> dict[str, list[int]]:
@@ -638,6 +651,14 @@ class Run:
         self.deal_ends: list[DealEnd] = []
         self.tables = [Table(self, tid, cookies) for tid, cookies in tables]
         self.origin = f"http://127.0.0.1:{self.port}"
+        #: ``--affinity``: the ASGI processes' own ports; each table's sockets go to one of them (``port_for``).
+        self.own_ports = own_ports(stack_env()) if getattr(args, "affinity", False) and port is None else []
+
+    def port_for(self, table_id: int) -> int:
+        """Where a socket of the table connects: the port every process shares (the kernel then gives each
+        connection to any of them), or, with ``--affinity``, one process's own port chosen by the table, as a
+        proxy in front that routes by table does (README, operator part)."""
+        return table_port(table_id, self.own_ports) if self.own_ports else self.port
 
     def on_deal_end(self, table: Table, round_number: int, sent: float) -> None:
         """A move sent at ``sent`` ended the deal ``round_number`` at a tournament table."""
@@ -646,14 +667,15 @@ class Run:
         self.deal_ends.append(DealEnd(int(table.number or 0), deal, round_number, sent, ordinal))
 
     async def open(self, seat: Seat, sem: asyncio.Semaphore) -> None:
-        headers = {"Origin": self.origin}
+        port = self.port_for(seat.table.id)
+        headers = {"Origin": f"http://127.0.0.1:{port}"}
         if seat.cookie:
             headers["Cookie"] = f"sessionid={seat.cookie}"
         async with sem:
             for attempt in range(5):
                 try:
                     seat.ws = await WebSocket.connect(
-                        self.port, self.ws_path.format(table=seat.table.id, seat=seat.position), headers
+                        port, self.ws_path.format(table=seat.table.id, seat=seat.position), headers
                     )
                     return
                 except (OSError, ConnectionError, TimeoutError) as error:
@@ -1965,6 +1987,8 @@ def run_project(args: argparse.Namespace) -> dict[str, Any]:
         report["advance_rounds"] = args.advance_rounds
     report["vacuum_after_setup_s"] = vacuumed
     report["processes"] = {k: len(v) for k, v in roles.items()}
+    # each table's sockets on one process's own port (--affinity), or all through the port they share
+    report["affinity_ports"] = run.own_ports
     return report
 
 
@@ -2085,6 +2109,12 @@ def main() -> None:
         "--mode", choices=("project", "bare"), default="project", help="the stack to load (bare: started here)"
     )
     parser.add_argument("--compare", action="store_true", help="the bare stack, then the project, and the ratios")
+    parser.add_argument(
+        "--affinity",
+        action="store_true",
+        help="every socket of a table to the same ASGI process, through the processes' own ports (the stack up"
+        " with ASGI_OWN_PORTS), as a proxy routing by table would; default: all through the shared port",
+    )
     parser.add_argument("--bare-port", type=int, help="the bare stack's port (default --port + 1)")
     parser.add_argument("--bare-database-url", help="default: DATABASE_URL's database name + _bare")
     parser.add_argument("--bare-redis-url", help="default: REDIS_URL (the bare channel layer's prefix is 'bare')")
@@ -2123,6 +2153,8 @@ def main() -> None:
         args.bare_port = args.port + 1
     if not 0 <= args.advance_rounds <= 18:
         parser.error("--advance-rounds: 0 to 18 (a 4-seat game has 19 rounds)")
+    if args.affinity and (args.compare or args.mode == "bare" or args.ramp or args.tournament):
+        parser.error("--affinity: the project's tables alone (not with --compare, --mode bare, --ramp, --tournament)")
     if args.ramp and (args.compare or args.mode == "bare" or args.advance_rounds):
         parser.error("--ramp works alone (not with --compare, --mode bare or --advance-rounds)")
     if args.ramp and args.clock_seconds != CLOCK_SECONDS:

@@ -67,6 +67,8 @@ class Stack:
         self.database_url = with_database(database_url, self.database)
         self.redis_port = free_port()
         self.port = free_port()
+        #: each ASGI process's own port as well (deploy/asgi.sh), for a proxy that routes a table to one process
+        self.own_ports = [free_port(), free_port()]
         self.redis: subprocess.Popen[bytes] | None = None
         self.env = child_env(
             {
@@ -82,6 +84,7 @@ class Stack:
                 "BIND": "127.0.0.1",
                 "PORT": str(self.port),
                 "ASGI_PROCESSES": "2",
+                "ASGI_OWN_PORTS": ",".join(str(port) for port in self.own_ports),
                 "CELERY_CONCURRENCY": "2",
                 "POCHA_VAR": str(self.var),
                 "POCHA_BIN": str(BIN),
@@ -227,9 +230,10 @@ class Stack:
     def asgi_names(self) -> list[str]:
         return sorted(name for name in self.states() if name.startswith("asgi:"))
 
-    def process_holding(self, client_port: int) -> str:
-        """The supervisord name of the ASGI process that holds the connection from ``client_port``."""
-        inode = server_socket_inode(self.port, client_port)
+    def process_holding(self, client_port: int, server_port: int | None = None) -> str:
+        """The supervisord name of the ASGI process that holds the connection from ``client_port`` (to the
+        shared port, or to ``server_port``)."""
+        inode = server_socket_inode(server_port or self.port, client_port)
         for name in self.asgi_names():
             pid = self.pid(name)
             try:

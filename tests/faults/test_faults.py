@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -326,3 +327,30 @@ def test_stack_is_supervised(stack: Stack) -> None:
     pids = {name: stack.pid(name) for name in stack.states()}
     assert "already running" in stack.up()
     assert {name: stack.pid(name) for name in stack.states()} == pids
+
+
+def test_each_asgi_process_also_serves_a_port_of_its_own(stack: Stack) -> None:
+    """With ASGI_OWN_PORTS (deploy/asgi.sh), process n answers on the n-th port as well as on the shared
+    one, and a connection to that port is held by that process and no other: a proxy in front can send
+    every socket of a table to one process (README, operator part)."""
+    for n, port in enumerate(stack.own_ports):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)  # the request not ended yet
+            assert held_by(stack, conn.getsockname()[1], port) == f"asgi:asgi{n}"
+            conn.sendall(b"Connection: close\r\n\r\n")
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+def held_by(stack: Stack, client_port: int, server_port: int, timeout: float = 10) -> str:
+    """The ASGI process holding the connection, once one has accepted it (until then it has no inode)."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return stack.process_holding(client_port, server_port)
+        except AssertionError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
