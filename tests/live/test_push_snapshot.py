@@ -309,6 +309,9 @@ async def test_a_sockets_first_board_is_kept_for_the_push_after_it(monkeypatch: 
     try:
         assert await tab.open()
         seq = await settle([tab], table_id)
+        # Every read is followed by its board; a redraw's read may still be on its way to its board after the
+        # settling's quiet spell (CI, on a busy machine: 2 reads, 1 board), so the boards catch up first.
+        await tab.wait_for(lambda: len(tab.boards) >= len(reads))
         first = tab.boards
         assert first and SCORES in first[0] and HAND.search(first[0]), "a first board is whole"
         # A forced redraw at the same seq may follow the first board (seen once in CI, likely a presence change
@@ -320,6 +323,7 @@ async def test_a_sockets_first_board_is_kept_for_the_push_after_it(monkeypatch: 
         game = await db(lambda: load(Table.objects.get(pk=table_id).state))()
         await db(actions.do_action)(table_id, mover.user, default_action(game), seq)
         await tab.wait_for(lambda: tab.seq > seq)
+        await tab.wait_for(lambda: len(tab.boards) >= len(reads))  # (the same: a read's board may be on its way)
         later = [f for f in tab.frames[before:] if is_board(f)]
         pushed = [f for f in later if board_seq(f) > seq]
         redrawn = [f for f in later if board_seq(f) == seq]  # (such a redraw, arrived after the settling)
