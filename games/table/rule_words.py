@@ -14,6 +14,7 @@ instead (the ``legal`` parameter, for records and bots) are left out: the page s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, override
@@ -156,4 +157,11 @@ def sentence(error: PochaError, language: str) -> str:
     """Why the engine refused: ``error`` (its code and parameters) in words, in ``language``.
 
     ``sentence(error, "es")`` -> «debes asistir: juega bastos»; ``"en"`` -> "you must follow suit: play clubs"."""
-    return sentence_for(error.code, error.params, language)
+    return _kept_sentence(str(error.code), tuple(sorted((error.params or {}).items())), language)
+
+
+@lru_cache(maxsize=1024)
+def _kept_sentence(code: str, params: tuple[tuple[str, Param], ...], language: str) -> str:
+    """``sentence_for``, worded once per refusal and language: a board words why each card of a hand cannot be
+    played, for every viewer at every move, and the same few refusals come back all game."""
+    return sentence_for(code, dict(params), language)
