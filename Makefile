@@ -103,6 +103,12 @@ bench: venv
 	$(BIN)/python -m games.engine arena --a difícil --b fácil --players 4 --deals $(ARENA_DEALS) --seed 1 --jobs 2
 	$(BIN)/python -m games.engine analyse --players 4 --seed 1
 
+# A move's boards as a server process draws them (round 11, four seats), in microseconds a board: run it on
+# two commits to compare them (benchmarks/board_bench.py).
+.PHONY: bench-board
+bench-board: venv
+	$(BIN)/python benchmarks/board_bench.py
+
 # The rankings page at scale: 100,000 players and 2 million ledger entries.  Needs PostgreSQL (not part
 # of `bench`): the data goes in a database of its own, created and filled on the first run (~2 minutes)
 # and reused after while the sizes and the week are the same.
