@@ -242,3 +242,20 @@ def test_suits_and_cards_in_words() -> None:
     assert rule_words.card_words("3e", "en") == "the 3 of swords"
     with pytest.raises(ValueError):
         rule_words.card_words("0o", "es")
+
+
+def test_a_refusal_is_worded_the_same_kept_or_afresh_and_in_each_language() -> None:
+    """``sentence`` keeps each refusal's words per language (a board words a hand's refusals at every move):
+    the kept words are ``sentence_for``'s, in the language asked for, and a parameter that is not a plain
+    value is still worded."""
+    from games.engine import IllegalPlayError
+    from games.table.rule_words import sentence, sentence_for
+
+    error = IllegalPlayError(Rule.MUST_FOLLOW_SUIT, {"suit": "b", "trump": "o", "legal": "7b"})
+    for _ in range(2):
+        assert sentence(error, "es") == sentence_for(error.code, error.params, "es") == "debes asistir: juega bastos"
+        assert (
+            sentence(error, "en") == sentence_for(error.code, error.params, "en") == "you must follow suit: play clubs"
+        )
+    odd = IllegalPlayError(Rule.MUST_FOLLOW_SUIT, {"suit": "b", "legal": ["7b"]})  # type: ignore[dict-item]
+    assert sentence(odd, "es") == sentence_for(odd.code, odd.params, "es")

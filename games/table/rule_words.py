@@ -157,7 +157,11 @@ def sentence(error: PochaError, language: str) -> str:
     """Why the engine refused: ``error`` (its code and parameters) in words, in ``language``.
 
     ``sentence(error, "es")`` -> «debes asistir: juega bastos»; ``"en"`` -> "you must follow suit: play clubs"."""
-    return _kept_sentence(str(error.code), tuple(sorted((error.params or {}).items())), language)
+    params = tuple(sorted((error.params or {}).items()))
+    try:
+        return _kept_sentence(str(error.code), params, language)
+    except TypeError:  # (a parameter that is not a plain value: worded afresh)
+        return sentence_for(error.code, error.params, language)
 
 
 @lru_cache(maxsize=1024)
