@@ -82,7 +82,7 @@ def _gettext(context: Context, message: str, /, **variables: Any) -> str:
     """``_()`` and ``{% trans %}``: Jinja2's newstyle gettext (``jinja2.ext._make_new_gettext``) in one call
     instead of three, and a text with no variables translated and escaped once per language (a board draws
     several at every move)."""
-    lang = context[LANGUAGE] if LANGUAGE in context else get_language()
+    lang = language(context)
     if not context.eval_ctx.autoescape:
         return translated(lang, message) % variables
     if not variables:

@@ -109,15 +109,10 @@ class _Missing:
 MISSING = _Missing()
 
 
-#: What ``_status_values`` does to each field's value, for the fields that are not taken as they are.
-_FROZEN_KINDS = (dict, list, tuple)
-
-
 def _status_values(context: Context) -> tuple[Any, ...]:
     values = []
-    get = context.get
     for name in STATUS_FIELDS:
-        value = get(name, MISSING)
+        value = context.get(name, MISSING)
         if value is MISSING:
             pass
         elif name == "table":
@@ -128,7 +123,7 @@ def _status_values(context: Context) -> tuple[Any, ...]:
             value = bool(value)
         elif name == "seq":
             value = SEQ
-        elif type(value) in _FROZEN_KINDS:  # (a scalar, a Frozen, a text: taken as it is, as ``freeze`` would)
+        else:
             value = freeze(value)
         values.append(value)
     return tuple(values)
