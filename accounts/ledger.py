@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, Entry, Transaction
@@ -207,6 +208,44 @@ def adjust(user_id: int, amount: int, note: str, key: str) -> Transaction | None
             [(grants_account(), -amount), (user_account(user_id), amount)],
             note=note,
         )
+
+
+# -- in words ------------------------------------------------------------------------------
+
+
+def describe(record: Transaction) -> str:
+    """What a movement was, in words, for the wallet: each kind by its own name, a table's by its number and a
+    tournament's by its name (``record.tournament`` read with it, or one query)."""
+    table = record.table_id
+    kind = record.kind
+    if kind == Transaction.Kind.WELCOME:
+        return gettext("Regalo de bienvenida")
+    if kind == Transaction.Kind.TOPUP:
+        return gettext("Recarga diaria")
+    if record.tournament_id is not None and kind in (
+        Transaction.Kind.ENTRY,
+        Transaction.Kind.REFUND,
+        Transaction.Kind.PRIZE,
+    ):
+        name = record.tournament.name
+        if kind == Transaction.Kind.ENTRY:
+            return gettext("Inscripción en el torneo «%(name)s»") % {"name": name}
+        if kind == Transaction.Kind.REFUND:
+            return gettext("Devolución de la inscripción del torneo «%(name)s»") % {"name": name}
+        return gettext("Premio del torneo «%(name)s»") % {"name": name}
+    if table is not None:
+        if kind == Transaction.Kind.STAKE:
+            return gettext("Apuesta en la mesa %(n)s") % {"n": table}
+        if kind == Transaction.Kind.PAYOUT:
+            return gettext("Bote de la mesa %(n)s") % {"n": table}
+        if kind == Transaction.Kind.REFUND:
+            return gettext("Devolución de la apuesta (mesa %(n)s)") % {"n": table}
+    if kind == Transaction.Kind.ADJUSTMENT:
+        if record.note:
+            return gettext("Ajuste: %(why)s") % {"why": record.note}
+        return gettext("Ajuste de la moderación")
+    # A kind with no words of its own (or without its table or tournament): its name, never «Ajuste».
+    return str(record.get_kind_display())
 
 
 # -- auditing ------------------------------------------------------------------------------

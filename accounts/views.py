@@ -28,7 +28,7 @@ from accounts.forms import (
     LimitedPasswordChangeForm,
     SignupForm,
 )
-from accounts.models import Entry, Profile, Transaction
+from accounts.models import Entry, Profile
 from pocha_site import ratelimit
 
 MOVEMENTS_PER_PAGE = 25
@@ -231,37 +231,23 @@ def close_account(user: AbstractBaseUser) -> str:
     return name
 
 
-def describe(record: Transaction) -> str:
-    """What a movement was, in words."""
-    table = record.table_id
-    if record.kind == Transaction.Kind.WELCOME:
-        return _("Regalo de bienvenida")
-    if record.kind == Transaction.Kind.TOPUP:
-        return _("Recarga diaria")
-    if record.kind == Transaction.Kind.STAKE:
-        return _("Apuesta en la mesa %(n)s") % {"n": table}
-    if record.kind == Transaction.Kind.PAYOUT:
-        return _("Bote de la mesa %(n)s") % {"n": table}
-    if record.kind == Transaction.Kind.REFUND:
-        return _("Devolución de la apuesta (mesa %(n)s)") % {"n": table}
-    if record.note:
-        return _("Ajuste: %(why)s") % {"why": record.note}
-    return _("Ajuste")
-
-
 @login_required
 def wallet(request: HttpRequest) -> HttpResponse:
     """The chips and every movement, newest first."""
     account = ledger.user_account(request.user.pk)
-    entries = Entry.objects.filter(account=account).select_related("transaction").order_by("-id")
+    # The tournament's name is read with the movement (one query a page): every movement says what it was.
+    entries = (
+        Entry.objects.filter(account=account).select_related("transaction", "transaction__tournament").order_by("-id")
+    )
     page = Paginator(entries, MOVEMENTS_PER_PAGE).get_page(request.GET.get("pagina"))
     rows = [
         {
             "when": e.transaction.created_at,
-            "what": describe(e.transaction),
+            "what": ledger.describe(e.transaction),
             "amount": e.amount,
             "balance": e.balance_after,
             "table": e.transaction.table_id,
+            "tournament": e.transaction.tournament_id,
         }
         for e in page
     ]
