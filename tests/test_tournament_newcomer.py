@@ -7,17 +7,20 @@ and every page says that a tournament the person plays has started, with a link 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils.translation import override
-from live.helpers import play_to_the_end
+from live.helpers import person, play_to_the_end
 from test_table_english import spanish_in
 from test_tournament_pages import (
     browser,
+    play_deal,
     quick_bots,  # noqa: F401 (autouse: bots move at once)
     rich,
+    section,
     start_now,
     text,
     tournament,
@@ -25,7 +28,7 @@ from test_tournament_pages import (
 
 from accounts import ledger
 from accounts.models import Transaction
-from games.models import Registration, Table
+from games.models import Registration, Seat, Table, Tournament
 from games.tournaments import entries, runner
 
 pytestmark = pytest.mark.django_db
@@ -115,3 +118,120 @@ def test_the_wallet_reads_a_page_of_movements_in_the_same_queries_with_tournamen
         page = client.get("/accounts/fichas/").content.decode()
     assert "Inscripción en el torneo «Torneo 2»" in page
     assert len(with_tournaments) == len(plain)
+
+
+# -- the tournament page: one place, one numbering --------------------------------------------------------------
+
+
+def standings_rows(page: str) -> list[dict[str, str]]:
+    """Each line of the standings as shown: place, place among people, name, whether it is the viewer's, and the
+    table a bot's line names."""
+    part = section(page, "tournament-standings")
+    rows = []
+    for attrs, row in re.findall(r"<tr (data-name=[^>]*)>(.*?)</tr>", part, re.S):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        table = re.search(r"Mesa (\d+)", text(cells[2]))
+        rows.append(
+            {
+                "place": text(cells[0]),
+                "person_place": text(cells[1]),
+                "name": re.search(r'data-name="([^"]*)"', attrs).group(1),  # type: ignore[union-attr]
+                "me": "aria-current" in attrs,
+                "table": table.group(1) if table else "",
+            }
+        )
+    return rows
+
+
+def crafted_results(t: Tournament, people: list[Any]) -> None:
+    """The kept final standings of ``t`` written so that the bots are ahead of the people: ana is 6.º of 8 and
+    1.º of the people, bea 8.º and 2.º (as a tournament where the difícil bots beat everyone ends)."""
+    bots = [f"Bot {n}" for n in ("Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro")]
+    lines: list[dict[str, Any]] = []
+    for place, name in enumerate(bots[:5], start=1):
+        lines.append({"key": f"b{place}", "name": name, "user_id": None, "score": 10 - place, "place": place})
+    lines.append({"key": "ana", "name": "ana", "user_id": people[0].pk, "score": 4, "place": 6, "person_place": 1})
+    lines.append({"key": "b6", "name": bots[5], "user_id": None, "score": 3, "place": 7})
+    lines.append({"key": "bea", "name": "bea", "user_id": people[1].pk, "score": 2, "place": 8, "person_place": 2})
+    for line in lines:
+        line.update({"points": 0, "played": 2, "table_id": None, "seat": 0, "prize": 0})
+        line.setdefault("person_place", None)
+    lines[5]["prize"], lines[7]["prize"] = 200, 0
+    Tournament.objects.filter(pk=t.pk).update(results=lines)
+
+
+def test_the_place_said_is_the_one_the_standings_show() -> None:
+    t = tournament(entry_fee=100, prizes="100")
+    people = [rich(n) for n in ("ana", "bea")]
+    for p in people:
+        entries.register(p, t.pk, None)
+    start_now(t)
+    for table in Table.objects.filter(tournament=t):
+        play_to_the_end(table.pk)
+    assert runner.advance(t.pk) == "finished"
+    for who in people:  # as the game went: whatever the places, the sentence and the viewer's line agree
+        page = browser(who).get(f"/torneos/{t.pk}/").content.decode()
+        mine = [row for row in standings_rows(page) if row["me"]]
+        assert len(mine) == 1 and mine[0]["name"] == who.username
+        registration = Registration.objects.get(tournament=t, user=who)
+        state = text(section(page, "tournament-state"))
+        assert f"Has quedado {registration.place}.º de 2 personas." in state
+        assert mine[0]["person_place"] == f"{registration.place}.º"
+        assert f"En la clasificación, con los bots: {mine[0]['place']}.º de 8." in state
+
+    crafted_results(t, people)  # the case that was seen: bots ahead
+    page = browser(people[0]).get(f"/torneos/{t.pk}/").content.decode()
+    state = text(section(page, "tournament-state"))
+    assert "Has quedado 1.º de 2 personas. En la clasificación, con los bots: 6.º de 8. Premio: 200 fichas." in state
+    rows = standings_rows(page)
+    assert [(r["place"], r["person_place"], r["name"]) for r in rows if r["me"]] == [("6", "1.º", "ana")]
+    assert [r["person_place"] for r in rows] == ["", "", "", "", "", "1.º", "", "2.º"]
+    assert ">Entre personas</abbr></th>" in section(page, "tournament-standings")
+    english = browser(people[0], "en").get(f"/torneos/{t.pk}/").content.decode()
+    assert "You finished #1 of 2 people. In the standings, bots included: #6 of 8." in text(
+        section(english, "tournament-state")
+    )
+
+
+def test_while_playing_the_place_so_far_agrees_with_the_standings() -> None:
+    t = tournament(entry_fee=0)
+    people = [person(n) for n in ("ana", "bea", "carla")]
+    for p in people:
+        entries.register(p, t.pk, None)
+    start_now(t)
+    for table in Table.objects.filter(tournament=t):
+        play_deal(table.pk)
+    for who in people:
+        page = browser(who).get(f"/torneos/{t.pk}/").content.decode()
+        mine = next(row for row in standings_rows(page) if row["me"])
+        said = re.search(r'<p class="my-place" data-place="(\d+)" data-overall="(\d+)">(.*?)</p>', page, re.S)
+        assert said is not None
+        assert f"{said.group(1)}.º" == mine["person_place"] and said.group(2) == mine["place"]
+        assert text(said.group(3)) == (
+            f"Vas {said.group(1)}.º de 3 personas · en la clasificación, con los bots: {mine['place']}.º de 8."
+        )
+
+
+def test_the_page_calls_each_table_by_the_number_its_board_shows() -> None:
+    for _n in range(7):  # tables before the tournament's: its tables' own numbers are not 1 and 2
+        Table.objects.create(size=4)
+    t = tournament(entry_fee=0)
+    ana, bea, carla = (person(n) for n in ("ana", "bea", "carla"))
+    for p in (ana, bea, carla):
+        entries.register(p, t.pk, None)
+    start_now(t)
+    mine = Table.objects.get(tournament=t, seats__user=ana)
+    assert mine.pk != mine.tournament_number
+    page = browser(ana).get(f"/torneos/{t.pk}/").content.decode()
+    assert f"Juegas en la mesa {mine.pk}." in text(section(page, "tournament-state"))
+    listed = dict(re.findall(r'<tr data-table="(\d+)"[^>]*>\s*<th scope="row">(.*?)</th>', page, re.S))
+    assert set(listed) == {str(pk) for pk in Table.objects.filter(tournament=t).values_list("pk", flat=True)}
+    for pk, head in listed.items():
+        assert text(head).startswith(f"Mesa {pk}")
+    board = browser(ana).get(f"/mesa/{mine.pk}/").content.decode()
+    title = re.search(r'<h1 class="table-title">(.*?)</h1>', board, re.S)
+    assert title is not None and text(title.group(1)) == f"Mesa {mine.pk}"
+    # a bot's line in the standings names its table by the same number
+    seats = {(s.table_id, s.name) for s in Seat.objects.filter(table__tournament=t, is_bot=True)}
+    bots = [row for row in standings_rows(page) if row["table"]]
+    assert len(bots) == 5 and all((int(row["table"]), row["name"]) in seats for row in bots)

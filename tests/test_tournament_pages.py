@@ -295,7 +295,7 @@ def test_a_playing_tournament_shows_its_tables_and_standings_that_move_with_each
     mine = next(x for x in tables if Seat.objects.filter(table=x, user=ana).exists())
     page = browser(ana).get(f"/torneos/{t.pk}/").content.decode()
     state = text(section(page, "tournament-state"))
-    assert "En juego" in state and f"Juegas en la mesa {mine.tournament_number}." in state
+    assert "En juego" in state and f"Juegas en la mesa {mine.pk}." in state
     listed = section(page, "tournament-tables")
     assert "hidden" not in listed.split(">", 1)[0]
     rows = re.findall(r'<tr data-table="(\d+)"[^>]*>(.*?)</tr>', listed, re.S)
@@ -354,7 +354,7 @@ def test_a_finished_tournament_shows_the_final_standings_with_the_prizes() -> No
     page = browser(people[0]).get(f"/torneos/{t.pk}/").content.decode()
     state = text(section(page, "tournament-state"))
     registration = Registration.objects.get(tournament=t, user=people[0])
-    assert "Terminado" in state and f"Has quedado {registration.place}.º de 3." in state
+    assert "Terminado" in state and f"Has quedado {registration.place}.º de 3 personas." in state
     standings = section(page, "tournament-standings")
     assert "Definitiva." in text(standings) and 'data-final="1"' in standings and ">Premio</th>" in standings
     paid = {r.user.username: r.prize for r in Registration.objects.filter(tournament=t).select_related("user")}
@@ -516,7 +516,7 @@ def standings_of(frame: str) -> list[tuple[str, float, int]]:
     found = []
     for name, score, row in re.findall(r'<tr data-name="([^"]+)" data-score="([^"]+)"[^>]*>(.*?)</tr>', part, re.S):
         cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', row)
-        found.append((name, float(score), int(cells[2])))
+        found.append((name, float(score), int(cells[3])))  # place, place among people, score, played
     return found
 
 

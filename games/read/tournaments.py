@@ -49,7 +49,9 @@ class SeatRow:
 
 @dataclass(frozen=True)
 class TableRow:
-    """A table of the tournament (of any of its games) as its page shows it."""
+    """A table of the tournament (of any of its games) as its page shows it.  ``number`` is its place among the
+    game's tables (the runner's order); the page calls a table by its own number, ``table_id``, as the table
+    itself, the lobby and the wallet do («Mesa 9»)."""
 
     table_id: int
     game: int
@@ -370,7 +372,7 @@ def tables_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str
     return [
         {
             "id": table.table_id,
-            "number": table.number,
+            "number": table.table_id,  # the table's own number, as its board says it
             "status": table.status,
             "deal": deal_text(table, t.size, rules),
             "mine": viewer_id is not None and any(s.user_id == viewer_id for s in table.seats),
@@ -384,18 +386,22 @@ def tables_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str
 
 
 def standings_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str, Any]]:
-    numbers = {table.table_id: table.number for table in rows.tables}
+    """The standings' lines: each with its place among everyone (bots too) and, for a person, among the people
+    (the prizes' order, the one «Has quedado…» says)."""
+    tables = {table.table_id for table in rows.tables}
     lines = []
     for line in rows.standings:
         user_id = line.get("user_id")
+        table_id = line.get("table_id")
         lines.append(
             {
                 "place": line.get("place"),
+                "person_place": line.get("person_place") if user_id is not None else None,
                 "name": line.get("name", ""),
                 "user_id": user_id,
                 "is_bot": user_id is None,
                 "is_me": viewer_id is not None and user_id == viewer_id,
-                "table": numbers.get(line.get("table_id") or 0),
+                "table": table_id if table_id in tables else None,  # the table's own number
                 "score": score_text(line.get("score", 0)),
                 "score_value": line.get("score", 0),
                 "played": line.get("played", 0),
@@ -447,11 +453,15 @@ def viewer_status(rows: TournamentRows, viewer_id: int | None, state: str, taken
             None,
         )
         if mine is not None:
-            status["my_table"] = {"id": mine.table_id, "number": mine.number, "status": mine.status}
+            status["my_table"] = {"id": mine.table_id, "number": mine.table_id, "status": mine.status}
         line = next((line for line in rows.standings if line.get("user_id") == viewer_id), None)
         if line is not None:
+            # Both places, as the standings show them: among the people (the prizes') and among everyone.
             status["my_line"] = {
                 "place": line.get("person_place"),
+                "people": sum(1 for other in rows.standings if other.get("user_id") is not None),
+                "overall": line.get("place"),
+                "everyone": len(rows.standings),
                 "score": score_text(line.get("score", 0)),
                 "prize": int(line.get("prize") or 0),
             }
