@@ -29,6 +29,7 @@ from test_tournament_pages import (
 from accounts import ledger
 from accounts.models import Transaction
 from games.models import Registration, Seat, Table, Tournament
+from games.table import actions
 from games.tournaments import entries, runner
 
 pytestmark = pytest.mark.django_db
@@ -235,3 +236,68 @@ def test_the_page_calls_each_table_by_the_number_its_board_shows() -> None:
     seats = {(s.table_id, s.name) for s in Seat.objects.filter(table__tournament=t, is_bot=True)}
     bots = [row for row in standings_rows(page) if row["table"]]
     assert len(bots) == 5 and all((int(row["table"]), row["name"]) in seats for row in bots)
+
+
+# -- «Tus mesas» ----------------------------------------------------------------------------------------------
+
+
+def my_tables(page: str) -> dict[int, str]:
+    """«Tus mesas» on the home page: each table's id and its line's HTML."""
+    part = re.search(r"<h2>Tus mesas</h2>\s*<ul>(.*?)</ul>", page, re.S)
+    assert part is not None, "no «Tus mesas»"
+    lines = re.findall(r"<li>(.*?)</li>", part.group(1), re.S)
+    return {int(re.search(r'href="/mesa/(\d+)/"', line).group(1)): line for line in lines}  # type: ignore[union-attr]
+
+
+def words(fragment: str) -> str:
+    """The fragment's text as read (``text`` leaves a space where a tag ends before a comma)."""
+    return text(fragment).replace(" ,", ",")
+
+
+def test_your_tables_mark_a_tournaments_table_with_its_name_and_deal() -> None:
+    t = tournament(entry_fee=0, name="Copa Pocha")
+    ana, bea = person("ana"), person("bea")
+    for p in (ana, bea):
+        entries.register(p, t.pk, None)
+    quick = actions.do_create_table(ana, 4)  # a table of their own, waiting for players
+    start_now(t)
+    mine = Table.objects.get(tournament=t, seats__user=ana)
+    client = browser(ana)
+    lines = my_tables(client.get("/").content.decode())
+    assert set(lines) == {mine.pk, quick.pk}
+    assert words(lines[mine.pk]).endswith("— en juego Torneo: Copa Pocha, mano 1 de 2")
+    assert f'<a href="/torneos/{t.pk}/">Copa Pocha</a>' in lines[mine.pk]
+    assert "Torneo" not in lines[quick.pk]
+    play_deal(mine.pk)
+    assert words(my_tables(client.get("/").content.decode())[mine.pk]).endswith("Torneo: Copa Pocha, mano 2 de 2")
+    english = browser(ana, "en").get("/").content.decode()
+    line = re.search(rf'<li><a href="/mesa/{mine.pk}/">.*?</li>', english, re.S)
+    assert line is not None and words(line.group(0)).endswith("in play Tournament: Copa Pocha, hand 2 of 2")
+
+
+def test_your_tables_say_which_game_of_a_por_puntos_tournament() -> None:
+    t = tournament(format=Tournament.Format.POINTS, games=2, deals=1, entry_fee=0, name="Liga")
+    ana, bea = person("ana"), person("bea")
+    for p in (ana, bea):
+        entries.register(p, t.pk, None)
+    start_now(t)
+    mine = Table.objects.get(tournament=t, seats__user=ana)
+    line = my_tables(browser(ana).get("/").content.decode())[mine.pk]
+    assert words(line).endswith("Torneo: Liga, partida 1 de 2, mano 1 de 1")
+
+
+def test_your_tables_read_the_tournaments_in_one_query() -> None:
+    ana = person("ana")
+    client = browser(ana)
+    actions.do_create_table(ana, 4)
+    client.get("/")
+    with CaptureQueriesContext(connection) as without:
+        client.get("/")
+    t = tournament(entry_fee=0)
+    entries.register(ana, t.pk, None)
+    entries.register(person("bea"), t.pk, None)
+    start_now(t)
+    with CaptureQueriesContext(connection) as with_one:
+        page = client.get("/").content.decode()
+    assert f'Torneo: <a href="/torneos/{t.pk}/">Torneo del Casino</a>, mano 1 de 2' in page
+    assert len(with_one) == len(without) + 1  # the tournament's name

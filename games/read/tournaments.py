@@ -13,7 +13,7 @@ draws each viewer's live parts from them with no query (``render_live``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -352,13 +352,13 @@ def _people(rows: TournamentRows) -> list[tuple[int, str]]:
     return [(int(line["user_id"]), str(line["name"])) for line in rows.standings if line.get("user_id") is not None]
 
 
-def deal_text(table: TableRow, size: int, rules: Any) -> str:
+def deal_text(table: TableRow | Table, size: int, rules: Any) -> str:
     """Where a table of the tournament is: «mano 1 de 2», «terminada», «cancelada»."""
     if table.status == Table.Status.FINISHED:
         return _("terminada")
     if table.status == Table.Status.CANCELLED:
         return _("cancelada")
-    deals = table.deals or tuple(range(1, len(rules.schedule(size)) + 1))
+    deals = tuple(int(n) for n in table.deals or ()) or tuple(range(1, len(rules.schedule(size)) + 1))
     if table.round_number in deals:
         return _("mano %(n)s de %(total)s") % {"n": deals.index(table.round_number) + 1, "total": len(deals)}
     return _("empezando")
@@ -530,6 +530,33 @@ def render_live(rows: TournamentRows, viewer_id: int | None, language: str, now:
         ctx = detail_context(rows, viewer_id, now)
         ctx["oob"] = True
         return render_to_string("games/_tournament_live.html", ctx)
+
+
+# -- the lobby's «Tus mesas» ------------------------------------------------------------------------------
+
+
+def mark_tournament_tables(tables: Iterable[Table]) -> list[Table]:
+    """«Tus mesas»: each of the person's tables, a tournament's marked with ``tournament_line`` (the tournament's
+    id and name, which of its games when it has several, and the deal: «Torneo: Copa, mano 1 de 2»).  One
+    query for the tournaments' names, and none when no table is a tournament's."""
+    found = list(tables)
+    ids = {t.tournament_id for t in found if t.tournament_id is not None}
+    if not ids:
+        return found
+    tournaments = {t.pk: t for t in Tournament.objects.filter(pk__in=ids).only("pk", "name", "games", "format")}
+    for table in found:
+        tournament = tournaments.get(table.tournament_id or 0)
+        if tournament is None:
+            continue
+        games = tournament.games if tournament.format == Tournament.Format.POINTS else 1
+        table.tournament_line = {  # type: ignore[attr-defined]
+            "id": tournament.pk,
+            "name": tournament.name,
+            "game": table.tournament_game or 1,
+            "games": games,
+            "deal": deal_text(table, table.size, table.game_rules),
+        }
+    return found
 
 
 # -- a person's tournaments -----------------------------------------------------------------------------

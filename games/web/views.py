@@ -110,7 +110,8 @@ def home(request: HttpRequest) -> HttpResponse:
             context["quick_rules"] = CLASICA
         context["open_tables"] = open_tables(request.user.pk)
         # A game they left stays here until it ends: the bot plays their seat, and they may look or take it back.
-        context["my_tables"] = (
+        # A tournament's table says so («Torneo: Copa, mano 1 de 2»).
+        context["my_tables"] = tournament_pages.mark_tournament_tables(
             Table.objects.filter(
                 seats__user_id=request.user.pk, status__in=[Table.Status.WAITING, Table.Status.PLAYING]
             )
