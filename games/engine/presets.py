@@ -146,6 +146,10 @@ class Rules:
             return schedule(players)
         return _schedule(self, players)
 
+    def length(self, players: int) -> GameLength:
+        """How much a game at ``players`` seats has to play, tie-break rounds aside (``GameLength``)."""
+        return _length(self, players)
+
     def spec(self, players: int, number: int) -> RoundSpec:
         """Round ``number`` (from 1), a tie-break round past the schedule's end."""
         rounds = self.schedule(players)
@@ -180,6 +184,24 @@ class Rules:
     def doubles(self, spec: RoundSpec) -> bool:
         """Se dobla: in a round of 4 or more cards, a player who wins every trick scores it ×2."""
         return self.preset == "se-dobla" and spec.cards >= 4
+
+
+@dataclass(frozen=True, slots=True)
+class GameLength:
+    """What a whole game plays, tie-break rounds aside: its rounds, tricks and moves.
+
+    ``moves`` counts every move a seat makes: each bid (a subastados round's blind bids too), each trump
+    choice and each card (an indias card, which plays itself, too).  ``leads``: the tricks that are not a
+    round's first, each led after the pause that shows the trick before it.
+
+    >>> CLASICA.length(4)
+    GameLength(rounds=19, tricks=96, moves=464, leads=77)
+    """
+
+    rounds: int
+    tricks: int
+    moves: int
+    leads: int
 
 
 CLASICA = Rules()
@@ -263,3 +285,16 @@ def _schedule(rules: Rules, players: int) -> tuple[RoundSpec, ...]:
         )
         for number, (phase, cards, kind, trump) in enumerate(rounds, start=1)
     )
+
+
+@cache
+def _length(rules: Rules, players: int) -> GameLength:
+    rounds = rules.schedule(players)
+    seats = len(rules.active_order(0, players))
+    tricks = moves = 0
+    for spec in rounds:
+        tricks += spec.cards
+        moves += seats * (2 if spec.is_blind else 1)  # the bids (subastados: the blind ones, then the contract)
+        moves += 1 if spec.is_auction else 0  # the auction's winner chooses trump
+        moves += seats * spec.cards  # the cards
+    return GameLength(len(rounds), tricks, moves, tricks - len(rounds))
