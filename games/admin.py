@@ -4,6 +4,10 @@ Every game row is read-only here: a table changes only through ``games.table.act
 set by hand would leave the engine, the pot and the pages disagreeing).  The one thing a moderator
 does to a table is «Cancelar la partida» (``games.cancel_table``; 403 without it), with a reason:
 ``actions.do_admin_cancel`` gives every stake back once, closes the table and redraws every seat's page.
+
+A tournament game's deals stay secret here too while any of its tables still plays them
+(``access.deals_secret``; staff may be playing the tournament): its tables' rounds, moves and fair-play flags
+are left out of every list, and no table shows its seed (from which its deals are drawn).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.admin import CancelForm, ModerationForms
 from accounts.moderation import ModerationError
 from games.models import RULES_KEYS, Analysis, Flag, Move, Registration, Round, Seat, Table, Tournament, rules_of
-from games.table import actions
+from games.table import access, actions
 from games.tournaments import runner
 
 
@@ -50,12 +54,15 @@ class RoundInline(ReadOnlyMixin, admin.TabularInline):
     extra = 0
     fields = readonly_fields = ("number", "dealer", "trump_card", "result")
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Round]:
+        return super().get_queryset(request).exclude(access.deals_secret_rows())
+
 
 def _links(table: Table) -> list[tuple[str, str]]:
     page = reverse("games:table", args=[table.pk])
     links = [(page, gettext("Página de la mesa"))]
     links.append((f"{reverse('admin:games_move_changelist')}?table__id__exact={table.pk}", gettext("Jugadas")))
-    if table.status == Table.Status.FINISHED:
+    if table.status == Table.Status.FINISHED and not access.deals_secret(table):
         links.append((f"{page}repeticion/", gettext("Repetición")))
         links.append((reverse("games:record", args=[table.pk]), gettext("Descargar la partida (JSON)")))
     return links
@@ -78,7 +85,7 @@ class TableAdmin(ReadOnlyMixin, ModerationForms):
     )
     list_filter = ("status", "size", "stake", "is_public", "is_quick")
     search_fields = ("seats__name",)
-    exclude = ("state",)
+    exclude = ("state", "seed")  # (the seed: a tournament's deals are drawn from it)
     readonly_fields = ("links",)
     inlines = [SeatInline, RoundInline]
     actions = ["cancel_tables"]
@@ -148,6 +155,9 @@ class RoundAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ("table__size",)
     list_select_related = ("table",)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Round]:
+        return super().get_queryset(request).exclude(access.deals_secret_rows())
+
 
 @admin.register(Move)
 class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):
@@ -157,6 +167,9 @@ class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ("kind", "by_clock", "by_bot")
     list_select_related = ("table",)
     search_fields = ("=table__id",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Move]:
+        return super().get_queryset(request).exclude(access.deals_secret_rows())
 
 
 @admin.register(Analysis)
@@ -232,6 +245,9 @@ class FlagInline(ReadOnlyMixin, admin.TabularInline):
     extra = 0
     fields = readonly_fields = ("user", "table", "deal", "seat", "points", "par", "reviewed")
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Flag]:
+        return super().get_queryset(request).exclude(access.deals_secret_rows())
+
 
 @admin.register(Tournament)
 class TournamentAdmin(admin.ModelAdmin):
@@ -284,6 +300,9 @@ class FlagAdmin(admin.ModelAdmin):
     list_select_related = ("tournament", "user")
     fields = ("tournament", "user", "table", "deal", "seat", "points", "par", "reviewed")
     readonly_fields = ("tournament", "user", "table", "deal", "seat", "points", "par")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Flag]:
+        return super().get_queryset(request).exclude(access.deals_secret_rows())
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -121,9 +121,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         if reason is not None:
             await self.refuse_suspended(reason)
             return
-        if not await db(access.can_view_id, self.table_id, self.user):
-            # A private table is, to anyone not at it, a table that does not exist.
-            await self.refuse(actions.ActionError("unknown_table", _("Esa mesa no existe.")), 4404)
+        refused = await db(access.can_watch_id, self.table_id, self.user)
+        if refused is not None:
+            # A private table is, to anyone not at it, a table that does not exist; a tournament's table whose
+            # deals are still being played elsewhere is for the people seated at it only (4403).
+            await self.refuse(refused, 4404 if refused.code == "unknown_table" else 4403)
             return
         # Counted (as watching, and present if seated) before hearing the table's events (``games.live.hub``):
         # the redraw pushed for everyone else does not come back to this socket, whose first board (drawn

@@ -31,7 +31,7 @@ from games.models import BOT_LEVEL_LABELS, ROUND_KIND_LABELS, Seat, Table, rules
 from games.read import fragments, talk
 from games.read import seats as seat_fragments
 from games.read.rematch import rematch_context
-from games.table import history, rule_words
+from games.table import access, history, rule_words
 from games.table import snapshot as snapshots
 from games.table.snapshot import Snapshot, game_state, load_snapshot, spectator_count
 from pocha_site.jinja2 import draw, translated
@@ -165,6 +165,10 @@ def board_context(
     # «Analizar la partida», at the end, for those who played it (a person's seat; not a practice hand)
     ctx["can_analyse"] = (
         table.status == Table.Status.FINISHED and not table.is_practice and my_seat is not None and not my_seat.is_bot
+    )
+    # A tournament's deals still being played at another table of the game: no replay, record or analysis yet
+    ctx["deals_secret"] = (
+        table.status == Table.Status.FINISHED and table.tournament_id is not None and access.deals_secret(table)
     )
     if table.is_practice:
         ctx["practice"] = practice_context(table, view, ctx.get("over", False))

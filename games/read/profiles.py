@@ -126,7 +126,8 @@ def chip_stats(user_id: int, now: datetime) -> dict[str, Any]:
 
 
 def _visible_to(viewer: Any) -> Q:
-    """Tables ``viewer`` may see, as a filter on seats (``access.can_view`` for finished tables)."""
+    """Tables ``viewer`` may see, as a filter on rows with a ``table`` (seats, analyses: ``access.can_view`` for
+    finished tables)."""
     if viewer is None or not viewer.is_authenticated:
         return Q(pk__in=[])
     if viewer.is_staff:
@@ -200,9 +201,11 @@ def _game_analysis(analysis: Analysis | None, position: int) -> dict[str, Any] |
 ANALYSED_GAMES = 10
 
 
-def analysis_stats(user_id: int) -> dict[str, Any]:
-    """The player's accuracy and average points lost per decision over their last analysed games: each game's
-    accuracy weighed by its decisions, the points lost over every decision (one query)."""
+def analysis_stats(user_id: int, viewer: Any) -> dict[str, Any]:
+    """The player's accuracy and average points lost per decision over their last analysed games that ``viewer``
+    may see (a private table's analysis is for those who may see its replay: ``_visible_to``; a tournament
+    game's, once all its tables have finished): each game's accuracy weighed by its decisions, the points lost
+    over every decision (one query)."""
     games = 0
     decisions = 0
     weighted = 0.0
@@ -214,6 +217,8 @@ def analysis_stats(user_id: int) -> dict[str, Any]:
             table__seats__is_bot=False,
             table__practice_of__isnull=True,
         )
+        .filter(_visible_to(viewer))
+        .exclude(access.deals_secret_rows())  # a tournament's game with a table still playing its deals
         .order_by("-finished_at", "-pk")
         .values_list("summary", "table__seats__position")[:ANALYSED_GAMES]
     )
@@ -237,7 +242,7 @@ def profile_context(player: Any, viewer: Any, now: datetime) -> dict[str, Any]:
         "stats": game_stats(player.pk),
         "net": chip_stats(player.pk, now),
         "recent": recent_games(player.pk, viewer),
-        "analysed": analysis_stats(player.pk),
+        "analysed": analysis_stats(player.pk, viewer),
         # «Nivel» at each rule set they have rated games in (public quick and tournament games), with its last change
         "levels": skill.player_levels(player.pk),
         "ranked_games": skill.RANKED_GAMES,
@@ -255,9 +260,14 @@ def _signed(points: int) -> str:
 
 def replay_timeline(record: dict[str, Any]) -> tuple[list[dict[str, Any]], GameState]:
     """What the record leaves implicit, round by round: the seat of every bid and card, every trick's
-    winner, and the round's result.  The record is replayed with every rule checked."""
+    winner, and the round's result.  The record is replayed with every rule checked.  A game of some rounds of
+    the schedule (a tournament's deals: the record's ``rounds_played``) is replayed as those rounds, each dealt
+    as that round of the schedule (its ``number``, e.g. 5 and 15)."""
     rules = Rules.from_json(record["rules"]) if "rules" in record else CLASICA
-    game = GameState(record["players"], record["first_dealer"], rules=rules)
+    if record.get("rounds_played") is not None:
+        game = GameState.of_rounds(rules, record["players"], record["first_dealer"], record["rounds_played"])
+    else:
+        game = GameState(record["players"], record["first_dealer"], rules=rules)
     rounds = []
     for entry in record["rounds"]:
         game.deal(
@@ -407,7 +417,8 @@ def replay_context(
     data = {
         "players": names,
         "rounds": rounds,
-        "total_rounds": total_rounds,
+        # how many rounds the game plays (the script's «Fin de la partida»): some of the schedule's, or all of it
+        "total_rounds": len(game.rounds_played) if game.rounds_played is not None else total_rounds,
         "cards": {c["code"]: c["name"] for c in cards},
         "card_order": [c["code"] for c in cards],
         "suits": {s.value: {"name": suit_name(s, language)} for s in SUITS},

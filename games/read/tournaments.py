@@ -369,6 +369,9 @@ def tables_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str
     t = rows.tournament
     shown = [table for table in rows.tables if table.game == t.current_game]
     rules = t.game_rules
+    # Every table of the game plays the same deals: while one still plays them, a table is watched only by the
+    # people seated at it (``games.table.access.may_watch``); then by anyone.
+    secret = any(table.status == Table.Status.PLAYING for table in shown)
     return [
         {
             "id": table.table_id,
@@ -376,6 +379,7 @@ def tables_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str
             "status": table.status,
             "deal": deal_text(table, t.size, rules),
             "mine": viewer_id is not None and any(s.user_id == viewer_id for s in table.seats),
+            "watchable": not secret or (viewer_id is not None and any(s.user_id == viewer_id for s in table.seats)),
             "seats": [
                 {"name": s.name, "is_bot": s.user_id is None, "is_me": viewer_id is not None and s.user_id == viewer_id}
                 for s in table.seats

@@ -64,6 +64,14 @@ def claim() -> Table | None:
     return None
 
 
+def record_round(record: dict[str, Any], number: int) -> int:
+    """Which of the record's rounds (from 1) is round ``number`` of the schedule (a practice table's
+    ``practice_round``): the same, but in a game of some rounds of the schedule (a tournament's deals, the
+    record's ``rounds_played``) its place among them (ValueError if the game did not play it)."""
+    chosen = record.get("rounds_played")
+    return number if chosen is None else list(chosen).index(number) + 1
+
+
 def run(table: Table, compute: Compute = direct) -> dict[str, Any] | None:
     """Play difícil's round in the person's seat and keep its result on the table; the result."""
     source = table.practice_of
@@ -79,7 +87,7 @@ def run(table: Table, compute: Compute = direct) -> dict[str, Any] | None:
         played = compute(
             engine_analysis.play_round,
             record,
-            table.practice_round,
+            record_round(record, table.practice_round),
             seat_levels,
             seed=table.seed if table.seed is not None else table.pk,
             worlds=BASELINE_WORLDS,

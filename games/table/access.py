@@ -14,6 +14,10 @@ download and every action, so a private table cannot be reached through a forgot
 * A rematch («Revancha», ``Table.rematch_of``) seats only the people who played the game it replays;
   they need no code for a private one (and may see it), and nobody else may sit (a public one can
   still be watched).
+* A tournament game's deals are secret while any of its tables is still being played (``deals_secret``):
+  every table of a game is dealt the same cards.  Until then nobody gets its record, replay, analysis or
+  «Juega esta mano» (``check_deals``), its own players included, and only the people seated at a table may
+  watch it (``check_watch``); then all at once.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
 from accounts import ledger, moderation
-from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table
+from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table, Tournament
 from games.table.errors import ActionError
 
 _CODE = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
@@ -54,12 +59,6 @@ def can_view(table: Table, user: Any, code: str | None = None, seats: list[Seat]
     if table.status == Table.Status.WAITING and played_the_original(table, user):
         return True  # a private rematch, to the people of the game it replays, while it waits for them
     return bool(code) and table.status == Table.Status.WAITING and table.code == code
-
-
-def can_view_id(table_id: int, user: Any) -> bool:
-    """``can_view`` by id (the socket's check when it opens); False for a table that does not exist."""
-    table = Table.objects.filter(pk=table_id).first()
-    return table is not None and can_view(table, user)
 
 
 def check_view(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
@@ -190,4 +189,104 @@ def finished_game_played(table_id: Any, user: Any, not_player: Any, practice: An
     mine = player_seat(seats, user)
     if mine is None:
         raise ActionError("not_player", not_player)
+    check_deals(table)  # a tournament's deals, while other tables still play them: not even for its players
     return table, seats, mine
+
+
+# -- a tournament's deals --------------------------------------------------------------------------------
+
+#: A table of these statuses is still to deal or play some of its game's deals.
+_UNDONE = (Table.Status.WAITING, Table.Status.PLAYING)
+
+
+def deals_secret(table: Table) -> bool:
+    """Whether ``table``'s deals are still secret: it is a tournament's, and some table of the same game of that
+    tournament (itself included) is still waiting or being played.
+
+    Every table of a tournament's game is dealt from the game's one seed, round by round
+    (``games.tournaments.runner.open_tables``, ``games.table.actions.lifecycle.on_start`` and ``deal``: round
+    ``n`` from ``round_seed(seed, n)``), so the cards one table has played are the cards the others are still
+    to play; the games of a por-puntos tournament have seeds of their own (``round_seed(tournament seed,
+    game)``), so the secret is one game's.  A table called off by a moderator is done with its deals."""
+    if table.tournament_id is None:
+        return False
+    return Table.objects.filter(
+        tournament_id=table.tournament_id, tournament_game=table.tournament_game, status__in=_UNDONE
+    ).exists()
+
+
+def deals_secret_rows(table_field: str = "table") -> Exists:
+    """``deals_secret`` as a condition on rows of a query: true for a row whose table (``table_field``, the path
+    to it, e.g. ``"table"`` for rounds and moves; ``""`` for tables themselves) is a tournament's whose game
+    has a table still waiting or being played (``.exclude(deals_secret_rows())``: the rows one may show)."""
+    prefix = f"{table_field}__" if table_field else ""
+    return Exists(
+        Table.objects.filter(
+            tournament_id=OuterRef(f"{prefix}tournament_id"),
+            tournament_game=OuterRef(f"{prefix}tournament_game"),
+            status__in=_UNDONE,
+        )
+    )
+
+
+def deals_secret_error() -> ActionError:
+    return ActionError(
+        "deals_secret", _("Las manos de esta partida del torneo se verán cuando terminen todas sus mesas.")
+    )
+
+
+def check_deals(table: Table) -> None:
+    """ActionError("deals_secret") while ``table``'s deals are secret (``deals_secret``): its record, replay,
+    analysis and «Juega esta mano» are for nobody yet, its own players included (a player whose table has
+    finished could pass them on to someone at a table still playing them)."""
+    if deals_secret(table):
+        raise deals_secret_error()
+
+
+def may_watch(table: Table, user: Any, seats: list[Seat] | None = None) -> bool:
+    """Whether ``user`` (who may see the table: ``can_view``) may look at its board now: always, but at a
+    tournament's table whose deals are secret only the people seated there (a spectator would see the cards
+    played, which the other tables of the game are still to play)."""
+    if table.tournament_id is None:
+        return True
+    if player_seat(_seats(table, seats), user) is not None:
+        return True
+    return not deals_secret(table)
+
+
+def watch_error() -> ActionError:
+    return ActionError(
+        "tournament_watch",
+        _(
+            "Esta mesa del torneo se podrá mirar cuando terminen todas las mesas de la partida: todas juegan "
+            "las mismas cartas."
+        ),
+    )
+
+
+def check_watch(table: Table, user: Any, seats: list[Seat] | None = None) -> None:
+    """ActionError("tournament_watch") unless ``user`` may look at the table's board now (``may_watch``)."""
+    if not may_watch(table, user, seats):
+        raise watch_error()
+
+
+def can_watch_id(table_id: int, user: Any) -> ActionError | None:
+    """The socket's check when it opens: None if ``user`` may see the table and look at its board now, else
+    why not (a table they may not see, or that does not exist, is one that does not exist)."""
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        return ActionError("unknown_table", _("Esa mesa no existe."))
+    seats = list(Seat.objects.filter(table=table))
+    if not can_view(table, user, seats=seats):
+        return ActionError("unknown_table", _("Esa mesa no existe."))
+    return None if may_watch(table, user, seats) else watch_error()
+
+
+def secret_games(tournament: Tournament | int) -> set[int]:
+    """The games of ``tournament`` whose deals are secret (some table of them still waiting or playing)."""
+    tournament_id = tournament if isinstance(tournament, int) else tournament.pk
+    return set(
+        Table.objects.filter(tournament_id=tournament_id, status__in=_UNDONE)
+        .values_list("tournament_game", flat=True)
+        .distinct()
+    )

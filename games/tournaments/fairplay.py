@@ -1,12 +1,14 @@
 """Fair play in a duplicate tournament: the par of each deal (what difícil makes of every seat of it, worked
 out by the worker: ``games.study.par``) and the flags for staff, a person's result on a deal this far or
-further from its par (``Tournament.flag_points``), in either direction."""
+further from its par (``Tournament.flag_points``), in either direction.  The flags are written once the
+tournament is over, and never from a game whose deals a table is still playing (``access.deals_secret``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from games.models import Flag, Round, Seat, Table, Tournament
+from games.table import access
 from games.table.actions.lifecycle import round_seed
 
 
@@ -43,9 +45,12 @@ def flag(tournament: Tournament) -> int:
         ).values_list("table_id", "position", "user_id")
     }
     new = 0
-    for table_id, number, result in Round.objects.filter(
-        table__tournament=tournament, result__isnull=False
-    ).values_list("table_id", "number", "result"):
+    # (a game's deals, and so its flags, only once every table of it has played them: ``access.deals_secret``)
+    for table_id, number, result in (
+        Round.objects.filter(table__tournament=tournament, result__isnull=False)
+        .exclude(access.deals_secret_rows())
+        .values_list("table_id", "number", "result")
+    ):
         expected = by_round.get(number)
         if expected is None:
             continue

@@ -24,7 +24,17 @@ from accounts.models import Profile
 from games.engine.levels import NORMAL
 from games.engine.presets import CLASICA, MOST_PLAYERS, PLAYERS, PRESETS
 from games.live import capacity
-from games.models import BOT_LEVEL_CHOICES, PRESET_LABELS, SCHEDULE_LABELS, STAKES, Analysis, Seat, Table, rules_of
+from games.models import (
+    BOT_LEVEL_CHOICES,
+    PRESET_LABELS,
+    SCHEDULE_LABELS,
+    STAKES,
+    Analysis,
+    Seat,
+    Table,
+    Tournament,
+    rules_of,
+)
 from games.read import analysis as analysis_read
 from games.read import board, profiles
 from games.read import tournaments as tournament_pages
@@ -317,9 +327,23 @@ def _visible_table(request: HttpRequest, table_id: int) -> tuple[Table, list[Sea
     return table, seats
 
 
+def _secret(request: HttpRequest, table: Table, seats: list[Seat], error: actions.ActionError) -> HttpResponse:
+    """A tournament's deals still being played at another table (``access.deals_secret``): why not, with the way
+    to the tournament's page and, for a person seated at the table, back to it (403)."""
+    tournament = Tournament.objects.filter(pk=table.tournament_id).only("pk", "name").first()
+    context = {
+        "message": error.message(get_language() or "es"),
+        "tournament": tournament,
+        "table": table if access.player_seat(seats, request.user) is not None else None,
+    }
+    return render(request, "games/deals_secret.html", context, status=403)
+
+
 @login_required
 def table_page(request: HttpRequest, table_id: int) -> HttpResponse:
     table, seats = _visible_table(request, table_id)
+    if not access.may_watch(table, request.user, seats):  # a tournament's table: its cards are played elsewhere too
+        return _secret(request, table, seats, access.watch_error())
     language = get_language() or "es"
     ctx = board.board_context(table, seats, board.Viewer(request.user.pk, language))
     ctx["oob"] = False
@@ -332,6 +356,8 @@ def record_download(request: HttpRequest, table_id: int) -> HttpResponse:
     table, seats = _visible_table(request, table_id)
     if table.status != Table.Status.FINISHED or table.is_practice:
         raise Http404  # the record holds every hand: only once the game is over (a practice hand has none)
+    if access.deals_secret(table):  # and, at a tournament's table, once every table has played them
+        return _secret(request, table, seats, access.deals_secret_error())
     record = history.record(table, log=history.read_log(table, seats))
     if record is None:
         raise Http404
@@ -346,6 +372,8 @@ def replay(request: HttpRequest, table_id: int) -> HttpResponse:
     table, seats = _visible_table(request, table_id)
     if table.status != Table.Status.FINISHED or table.is_practice:
         raise Http404  # every hand is in it: only once the game is over (a practice hand has no replay)
+    if access.deals_secret(table):  # and, at a tournament's table, once every table has played them
+        return _secret(request, table, seats, access.deals_secret_error())
     record = history.record(table, log=history.read_log(table, seats))
     if record is None:
         raise Http404
@@ -376,6 +404,15 @@ def _analysis_section(
         rounds = ctx["replay_data"]["rounds"]
         names = list(ctx["replay_data"]["players"])
         section.update(analysis_read.analysis_context(found, names, [r["totals"] for r in rounds], language))
+        # The analysis counts the record's rounds from 1; the page calls each by its number in the schedule
+        # (a tournament's deals: the record's second round of [5, 15] is round 15).
+        numbers = [r["number"] for r in rounds]
+        for row in section["rounds"]:
+            row["number"] = numbers[row["number"] - 1] if 0 < row["number"] <= len(numbers) else row["number"]
+        for mistake in section["mistakes"]:
+            mistake["round"] = (
+                numbers[mistake["round"] - 1] if 0 < mistake["round"] <= len(numbers) else mistake["round"]
+            )
         ctx["replay_data"]["analysis"] = section["script"]
     elif found.status == Analysis.Status.FAILED:
         section["state"] = "failed"
@@ -395,7 +432,7 @@ def analyse(request: HttpRequest, table_id: int) -> HttpResponse:
         _refuse(request, error)
         if error.code == "unknown_table":
             return _go(request, "home")
-        if error.code == "not_finished":
+        if error.code in ("not_finished", "deals_secret"):
             return _go(request, "games:table", table_id=table_id)
     return _go(request, "games:replay", anchor="analisis", table_id=table_id)
 
@@ -404,7 +441,9 @@ def analyse(request: HttpRequest, table_id: int) -> HttpResponse:
 def analysis_status(request: HttpRequest, table_id: int) -> HttpResponse:
     """The analysis's progress, for the replay page to poll: its place in the queue or the rounds done; once
     it is done (or failed), a full reload of the page, which then shows it."""
-    table, _seats = _visible_table(request, table_id)
+    table, seats = _visible_table(request, table_id)
+    if access.deals_secret(table):
+        return _secret(request, table, seats, access.deals_secret_error())
     found = Analysis.objects.filter(table=table).first()
     if found is None:
         raise Http404
@@ -427,6 +466,8 @@ def play_again(request: HttpRequest, table_id: int) -> HttpResponse:
             return _go(request, "home")
         if error.code == "live_elsewhere":
             return _go(request, "home")
+        if error.code == "deals_secret":  # (its replay is not there yet either)
+            return _go(request, "games:table", table_id=table_id)
         return _go(request, "games:replay", table_id=table_id)
     return _go(request, "games:table", table_id=new.pk)
 
