@@ -5,7 +5,12 @@ Which games: every public quick game and every tournament game (never a private 
 hand): ``games.table.actions.lifecycle.on_finish`` calls ``rate_game`` in the transaction of the game's last
 move, with the places it settled the game with.  A seat whose person forfeited (they left, or the bot and the
 clock made most of their decisions) is already ranked after every other there, so it is rated as last
-whatever the bot scored with it; equal places are ties.
+whatever the bot scored with it; equal places are ties.  And its level never goes up: being rated last lowers
+μ, but a seat tied on the last place with a stronger one gains μ, and every game shrinks σ (one more game
+known), which alone raises μ − 3σ: three newcomers at a table whose every seat forfeited (all tied last,
+nobody wins) would each go from 1000 to 1015.  For a forfeited seat the new μ is kept no higher than before,
+and σ no narrower than keeps μ − 3σ where it was, so the shown level can only fall or stay (``_no_gain``);
+where the model lowers it (as it does a seat alone on the last place) it is rated exactly as the model says.
 
 The bots play at fixed ratings by level (``BOT_RATINGS``): their games count for the people at the table,
 and the bots' levels are the anchors of the scale; a bot's rating is never stored nor moved.  The means are
@@ -24,7 +29,7 @@ player's games add up their σ shrinks, so their level rises towards 1000 + 40 �
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -107,10 +112,17 @@ def _lock_ratings(preset: str, user_ids: list[int], when: datetime) -> dict[int,
     return found
 
 
-def rate_game(preset: str, participants: Sequence[Participant], table_id: int, when: datetime) -> list[SkillChange]:
+def rate_game(
+    preset: str,
+    participants: Sequence[Participant],
+    table_id: int,
+    when: datetime,
+    forfeited: Collection[int] = (),
+) -> list[SkillChange]:
     """Rate one finished game: every seat a team of one at its rating (a person's own, a bot's fixed one by
     its level), ranked by its place (equal places tie), through Plackett–Luce; then store each person's new
-    rating and a ``SkillChange``.  A bot's rating is neither stored nor moved.
+    rating and a ``SkillChange``.  A bot's rating is neither stored nor moved.  ``forfeited``: the people whose
+    seat forfeited (ranked last by the caller): their rating may fall, never rise (``_no_gain``).
 
     Runs inside the caller's transaction (the game's last move): the people's rows are locked in user-id
     order, so two games ending at once never wait on each other in a cycle.  A second call for the same table
@@ -144,7 +156,10 @@ def rate_game(preset: str, participants: Sequence[Participant], table_id: int, w
             continue  # a bot: its rating is the anchor's, for ever
         row = rows[user_id]
         before = row.level
-        row.mu, row.sigma = float(after.mu), float(after.sigma)
+        mu, sigma = float(after.mu), float(after.sigma)
+        if user_id in forfeited:
+            mu, sigma = _no_gain(row.mu, row.sigma, mu, sigma)
+        row.mu, row.sigma = mu, sigma
         row.level = level_of(row.mu, row.sigma)
         row.games += 1
         row.updated_at = when
@@ -165,6 +180,17 @@ def rate_game(preset: str, participants: Sequence[Participant], table_id: int, w
     )
     SkillChange.objects.bulk_create(changes)
     return changes
+
+
+def _no_gain(mu: float, sigma: float, new_mu: float, new_sigma: float) -> tuple[float, float]:
+    """A forfeited seat's rating after the game: Plackett–Luce's, but with μ no higher than before, and μ − 3σ
+    (the level shown) no higher than before either: where it would rise, σ is kept just wide enough to hold it
+    where it was.  A seat alone on the last place is rated exactly as the model says (it never gains)."""
+    new_mu = min(mu, new_mu)
+    floor = mu - 3 * sigma
+    if new_mu - 3 * new_sigma > floor:
+        new_sigma = (new_mu - floor) / 3  # (μ' − 3σ' = μ − 3σ: the level it showed)
+    return new_mu, new_sigma
 
 
 def player_levels(user_id: int) -> list[dict[str, Any]]:

@@ -151,6 +151,7 @@ def board_context(
             my_turn=False,
             over=False,
             ranking=[],
+            nobody_won=False,
             turn_name=None,
             bids_line="",
             hand=[],
@@ -324,15 +325,28 @@ def _add_clock(ctx: dict[str, Any], table: Table) -> None:
             player["away"] = player["offline"] = False
 
 
+#: Up to this many bids, the notice says each («pidió 1, 0 y 2»); past it, how many rounds the bot bid in.
+BIDS_LISTED = 3
+
+
 def bot_summary(log: list[dict[str, Any]], lang: str) -> str:
-    """«el bot pidió 2 y jugó 3 cartas por ti», from the seat's bot log."""
+    """What the bot did for the viewer while they were gone (``Seat.bot_log``, kept only for the turns it played
+    while they had no page open or had left the game), in one short sentence: «Mientras no estabas, el bot pidió
+    2 y jugó 3 cartas por ti»; after a long absence (a game left early) the rounds it bid in are counted rather
+    than listed: «el bot pidió en 18 rondas, eligió el triunfo 2 veces y jugó 60 cartas por ti»."""
     bids = [str(entry["bid"]) for entry in log if "bid" in entry]
     trumps = [Suit(entry["trump"]) for entry in log if "trump" in entry]
     plays = sum(1 for entry in log if "play" in entry)
     parts = []
-    if bids:
+    if len(bids) > BIDS_LISTED:
+        parts.append(ngettext("pidió en %(n)s ronda", "pidió en %(n)s rondas", len(bids)) % {"n": len(bids)})
+    elif bids:
         parts.append(_("pidió %(bids)s") % {"bids": ", ".join(bids)})
-    if trumps:
+    if len(trumps) > 1:
+        parts.append(
+            ngettext("eligió el triunfo %(n)s vez", "eligió el triunfo %(n)s veces", len(trumps)) % {"n": len(trumps)}
+        )
+    elif trumps:
         parts.append(_("eligió %(suit)s de triunfo") % {"suit": suit_name(trumps[-1], lang)})
     if plays:
         parts.append(ngettext("jugó %(n)s carta", "jugó %(n)s cartas", plays) % {"n": plays})
@@ -367,6 +381,7 @@ def _game_context(
     hand = _hand(view, legal, lang)
     felt = _felt(view, name, lang)
     results = _results(view, name, lang, scores, every_result)
+    ranking = _ranking(view, by_pos, name)
     return {
         "n": view.players,
         **_round_kind(view, name, lang),
@@ -384,7 +399,9 @@ def _game_context(
         # the round just ended on this board (its last trick is still on the felt): the page shows the
         # result once that trick has been held up
         "round_just_over": view.phase in (Phase.ROUND_OVER, Phase.GAME_OVER) and felt["trick_done"],
-        "ranking": _ranking(view, by_pos, name),
+        "ranking": ranking,
+        # every seat forfeited: nobody wins, and the pot went to the house (``lifecycle.on_finish``)
+        "nobody_won": bool(ranking) and not any(r["winner"] for r in ranking),
         "trump_card": card_ctx(view.trump_card, lang) if view.trump_card else None,
         "trump_suit": {
             "name": suit_name(view.trump_suit, lang),
@@ -612,29 +629,36 @@ def _result_still_up(view: SeatView) -> bool:
 
 #: The tag on a forfeited seat of the final ranking (``Seat.Forfeit``), translated when drawn.
 FORFEIT_TAGS = {Seat.Forfeit.LEFT.value: gettext_noop("abandonó"), Seat.Forfeit.BOT.value: gettext_noop("jugó el bot")}
+#: Why a forfeited seat is placed below a seat it outscored (beside its tag), translated when drawn.
+FORFEIT_BEHIND = gettext_noop("queda detrás aunque sumó más puntos")
 
 
 def _ranking(view: SeatView, by_pos: dict[int, Seat], name: Namer) -> list[dict[str, Any]]:
     """«Clasificación final»: the places the game was settled with (``Seat.place``: a tie shares its place,
-    and a seat that forfeited comes after every other, tagged), the winners and their chips."""
+    and a seat that forfeited comes after every other, tagged, and said to be placed behind when it scored
+    more than a seat placed ahead of it), the winners and their chips.  A forfeited seat is never a winner:
+    when every seat forfeited, nobody is (``lifecycle.on_finish``)."""
     if view.winners is None:
         return []
     if all(p in by_pos and by_pos[p].place is not None for p in range(view.players)):
         places = {p: int(by_pos[p].place or 0) for p in range(view.players)}
     else:  # (not settled: a board drawn from the engine alone) by total
         places = {p: 1 + sum(1 for other in view.totals if other > view.totals[p]) for p in range(view.players)}
+    forfeits = {p: by_pos[p].forfeit if p in by_pos else "" for p in range(view.players)}
+    played = [view.totals[p] for p in range(view.players) if not forfeits[p]]
     ranking = []
     for p in sorted(range(view.players), key=lambda p: (places[p], -view.totals[p], p)):
-        forfeit = by_pos[p].forfeit if p in by_pos else ""
+        forfeit = forfeits[p]
         ranking.append(
             {
                 "place": places[p],
                 "name": name(p),
                 "total": view.totals[p],
-                "winner": places[p] == 1,
+                "winner": places[p] == 1 and not forfeit,
                 "chips": by_pos[p].winnings if p in by_pos else 0,
                 "forfeit": _(FORFEIT_TAGS[forfeit]) if forfeit in FORFEIT_TAGS else "",
                 "forfeit_code": forfeit,
+                "behind": _(FORFEIT_BEHIND) if forfeit and played and view.totals[p] > min(played) else "",
             }
         )
     return ranking

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 from live.helpers import person
@@ -28,7 +29,8 @@ from games.read import board as board_view
 from games.read.rankings import rebuild_ranking_totals
 from games.table import actions
 from games.table.actions import common, lifecycle
-from leaderboard.models import PeriodScore
+from leaderboard import skill
+from leaderboard.models import PeriodScore, SkillChange, SkillRating
 
 pytestmark = pytest.mark.django_db
 
@@ -182,12 +184,15 @@ def assert_forfeit_ranked_last(table: Table, loser: Any, other: Any, tag: str, c
     last = rows[-1]
     assert f"{SIZE}. {seats[mine].name} — {game.totals[mine]}" in last
     assert f'data-forfeit="{code}">{tag}</span>' in last
+    # ... and why it is below seats it outscored (it has the top score), in words beside its tag
+    assert f'{tag}</span> <span class="forfeit-behind">(queda detrás aunque sumó más puntos)</span>' in last
+    assert not any("queda detrás" in row for row in rows[:-1])
     assert "pierde 100 fichas" in last and "ganador" not in last
     assert "ganador" in rows[0] and "abandonó" not in rows[0] and "jugó el bot" not in rows[0]
     _seq, english = board_view.render_board(table.pk, loser.pk, "en")
-    assert {"abandonó": "left the game", "jugó el bot": "played by the bot"}[tag] in english.split(
-        '<ol class="ranking">', 1
-    )[1]
+    english_final = english.split('<ol class="ranking">', 1)[1]
+    assert {"abandonó": "left the game", "jugó el bot": "played by the bot"}[tag] in english_final
+    assert "placed behind although it scored more points" in english_final
 
 
 def test_leaving_on_the_first_trick_is_a_forfeit_even_when_the_bot_wins_the_seat(monkeypatch):
@@ -261,8 +266,9 @@ def test_final_places_rank_the_forfeited_seats_last():
     assert lifecycle.final_places([10, 30, 20, 30], {1}) == [3, 4, 2, 1]
     assert lifecycle.final_places([10, 30, 20, 30], {1, 3}) == [2, 3, 1, 3]
     assert lifecycle.final_places([10, 30, 20, 10], {0}) == [4, 1, 2, 3]
-    # every seat forfeited: the plain ranking
-    assert lifecycle.final_places([10, 30, 20], {0, 1, 2}) == [3, 1, 2]
+    # every seat forfeited: nobody is ahead of anybody, nobody is first (the top score included)
+    assert lifecycle.final_places([10, 30, 20], {0, 1, 2}) == [3, 3, 3]
+    assert lifecycle.final_places([10, 30, 20, 5], {0, 1, 2, 3}) == [4, 4, 4, 4]
 
 
 def test_a_game_you_left_stays_in_your_tables_until_it_ends(client, monkeypatch):
@@ -282,3 +288,175 @@ def test_a_game_you_left_stays_in_your_tables_until_it_ends(client, monkeypatch)
     assert play_out(table.pk).status == Table.Status.FINISHED
     html = client.get("/").content.decode()
     assert f'href="/mesa/{table.pk}/"' not in html and f'href="/mesa/{other.pk}/"' in html
+
+
+# -- every person's seat forfeited ------------------------------------------------------------------------
+
+
+def full_quick_table(prefix: str) -> tuple[Table, list[Any]]:
+    """A staked quick table of three people and no bot: the third «Jugar ya» fills it and it starts."""
+    users = [person(f"{prefix}{name}") for name in ("ana", "bea", "cris")]
+    table = actions.do_quick_play(users[0], 3, STAKE)
+    for user in users[1:]:
+        assert actions.do_quick_play(user, 3, STAKE).pk == table.pk
+    table = Table.objects.get(pk=table.pk)
+    assert table.status == Table.Status.PLAYING and table.is_quick and table.is_public
+    assert not Seat.objects.filter(table=table, is_bot=True).exists()
+    return table, users
+
+
+def house_balance() -> int:
+    return ledger.house_account().balance
+
+
+def levels_of(users: list[Any]) -> dict[int, tuple[int, float, float]]:
+    """Each person's (level, μ, σ) at Clásica, a newcomer's when they have no rating yet."""
+    rows = {r.user_id: (r.level, r.mu, r.sigma) for r in SkillRating.objects.filter(preset="clasica")}
+    new = (skill.NEW_LEVEL, skill.MODEL.mu, skill.MODEL.sigma)
+    return {u.pk: rows.get(u.pk, new) for u in users}
+
+
+def assert_no_level_went_up(users: list[Any], before: dict[int, tuple[int, float, float]], table: Table) -> None:
+    after = levels_of(users)
+    for user in users:
+        level, mu, sigma = after[user.pk]
+        was_level, was_mu, was_sigma = before[user.pk]
+        assert level <= was_level and mu <= was_mu, (user, before[user.pk], after[user.pk])
+        assert mu - 3 * sigma <= was_mu - 3 * was_sigma + 1e-9, (user, before[user.pk], after[user.pk])
+        change = SkillChange.objects.get(table=table, user=user)  # the game was rated: a forfeit is not free
+        assert change.after <= change.before == was_level
+
+
+@pytest.mark.parametrize("how", ["leave", "clock"])
+def test_when_everyone_at_a_staked_quick_table_forfeits_nobody_wins(monkeypatch, how):
+    """Three people at a 100-chip quick table of three all press «Dejar la partida» (or all let the clock and
+    the bot make their decisions): the bot plays every seat to the end, and nobody wins.  The pot (300) goes to
+    the house, one ledger entry in the game's last transaction; every balance is 4,900, every ranking row says
+    −100, one game, no victory; no level goes up (all three share the last place: rated as a tie, σ would
+    shrink and each newcomer show 1015 without the clamp, and the leader by points took +130 before any of
+    this); the final board says so."""
+    seeded(monkeypatch, 11)
+    table, users = full_quick_table(f"todos{how}")
+    house_before, levels_before = house_balance(), levels_of(users)
+    if how == "leave":
+        for user in users:
+            actions.do_leave_seat(table.pk, user)
+        table = play_out(table.pk)
+    else:
+        for _ in range(200):
+            table = Table.objects.get(pk=table.pk)
+            if table.status != Table.Status.PLAYING:
+                break
+            turn = Seat.objects.get(table=table, position=table.turn_seat)
+            step(table, clock_for=turn.user_id)  # every person's clock runs out (then the bot plays them away)
+    assert table.status == Table.Status.FINISHED
+    game = load(table.state)
+    seats = list(Seat.objects.filter(table=table).order_by("position"))
+    code = "left" if how == "leave" else "bot"
+    assert [s.forfeit for s in seats] == [code] * 3
+    assert [s.place for s in seats] == [3, 3, 3]  # nobody first: not the top score either
+    assert [s.winnings for s in seats] == [0, 0, 0]
+    assert [s.final_total for s in seats] == list(game.totals)
+    # the chips: the pot to the house in the game's own PAYOUT; nobody's balance up
+    for user in users:
+        assert ledger.balance(user.pk) == 5000 - STAKE
+    assert house_balance() == house_before + 3 * STAKE
+    payout = Transaction.objects.get(table=table, kind=Transaction.Kind.PAYOUT)
+    assert payout.key == f"payout:table:{table.pk}"
+    legs = {(e.account.kind, e.amount) for e in payout.entries.select_related("account")}
+    assert legs == {(Account.Kind.POT, -3 * STAKE), (Account.Kind.HOUSE, 3 * STAKE)}
+    assert Account.objects.get(kind=Account.Kind.POT, table_id=table.pk).balance == 0
+    assert_books_balance()
+    # the rankings: a loss of the stake, no victory, for everyone; the kept rows as the ledger rebuilds them
+    for user in users:
+        assert ranking_rows(user) == [(period, -STAKE, 1, 0) for period in ("all", "month", "week")]
+    assert kept_totals() == rebuild_ranking_totals()
+    # «Nivel»: rated, and nobody's shown level (nor μ) went up, nor σ down
+    assert_no_level_went_up(users, levels_before, table)
+    # the final board: nobody wins, why, and where the pot went; every seat tagged, no winner's star
+    _seq, html = board_view.render_board(table.pk, users[0].pk, "es")
+    final = html.split('<div class="final"', 1)[1].split("</ol>", 1)[0]
+    assert "Nadie gana:" in final and "El bote (300 fichas) va a la casa" in final
+    rows = final.split('<ol class="ranking">', 1)[1].split("<li")[1:]
+    tag = {"leave": "abandonó", "clock": "jugó el bot"}[how]
+    assert len(rows) == 3 and all(f'data-forfeit="{code}">{tag}</span>' in row for row in rows)
+    assert all(row.startswith(">3. ") for row in rows), rows
+    assert "ganador" not in final and 'class="winner"' not in final
+    assert all("pierde 100 fichas" in row for row in rows)
+    _seq, english = board_view.render_board(table.pk, users[0].pk, "en")
+    assert "Nobody wins:" in english and "goes to the house" in english
+
+
+def test_people_who_left_lose_to_the_bots_and_the_pot_goes_back_to_the_house(monkeypatch):
+    """Both people of a four-seat staked table leave: the bots are not seats handed over by anybody but the
+    house's own players, staked from the house, so the best bot takes the pot, which is the house's: leaving
+    never gets a stake back, nor does everyone leaving.  No person's balance, ranking or level goes up."""
+    seeded(monkeypatch, 4)
+    table, ana, bea = quick_game("bots")
+    people = [ana, bea]
+    house_before, levels_before = house_balance(), levels_of(people)
+    for user in people:
+        actions.do_leave_seat(table.pk, user)
+    table = play_out(table.pk)
+    seats = {s.position: s for s in Seat.objects.filter(table=table)}
+    game = load(table.state)
+    bots = [p for p, s in seats.items() if s.is_bot]
+    best = max(game.totals[p] for p in bots)
+    winners = [p for p in bots if game.totals[p] == best]
+    assert {p for p, s in seats.items() if s.place == 1} == set(winners)
+    assert all(seats[p].place > 2 and seats[p].winnings == 0 for p in seats if not seats[p].is_bot)
+    assert sum(s.winnings for s in seats.values()) == SIZE * STAKE
+    # the house staked 200 for its bots at the start (counted already) and takes the whole pot of 400 (+200
+    # over the game); each person −100
+    assert house_balance() == house_before + SIZE * STAKE
+    for user in people:
+        assert ledger.balance(user.pk) == 5000 - STAKE
+        assert ranking_rows(user) == [(period, -STAKE, 1, 0) for period in ("all", "month", "week")]
+    assert kept_totals() == rebuild_ranking_totals()
+    assert_books_balance()
+    assert_no_level_went_up(people, levels_before, table)
+    _seq, html = board_view.render_board(table.pk, ana.pk, "es")
+    assert "Nadie gana" not in html and "ganador" in html
+
+
+def test_a_forfeited_seat_tied_last_never_gains_level():
+    """``rate_game`` unit: three newcomers tied on the last place would each gain (σ shrinks: 1000 → 1015),
+    and a weak player tied last with a strong one would gain μ; as forfeited seats, none of them goes up."""
+    from games.models import Table as TableModel
+
+    def a_table() -> Any:
+        return TableModel.objects.create(size=3)
+
+    when = timezone.now()
+    free = [person(f"libre{i}") for i in range(3)]
+    with transaction.atomic():
+        skill.rate_game("clasica", [(u.pk, None, 3) for u in free], a_table().pk, when)
+    assert all(r.level > skill.NEW_LEVEL for r in SkillRating.objects.filter(user__in=free))  # the gain clamped below
+    gone = [person(f"ido{i}") for i in range(3)]
+    table = a_table()
+    with transaction.atomic():
+        skill.rate_game("clasica", [(u.pk, None, 3) for u in gone], table.pk, when, forfeited={u.pk for u in gone})
+    assert_no_level_went_up(gone, {u.pk: (skill.NEW_LEVEL, skill.MODEL.mu, skill.MODEL.sigma) for u in gone}, table)
+    # a weak player tied last with a strong one, beside a bot: μ would rise for the weak one
+    weak, strong = person("flojo"), person("fuerte")
+    SkillRating.objects.create(
+        user=weak, preset="clasica", mu=10.0, sigma=2.0, level=skill.level_of(10, 2), games=9, updated_at=when
+    )
+    SkillRating.objects.create(
+        user=strong, preset="clasica", mu=40.0, sigma=2.0, level=skill.level_of(40, 2), games=9, updated_at=when
+    )
+    before = levels_of([weak, strong])
+    probe = [(weak.pk, None, 2), (strong.pk, None, 2), (None, "normal", 1)]
+    rated = skill.MODEL.rate(
+        [
+            [skill.MODEL.rating(mu=10.0, sigma=2.0)],
+            [skill.MODEL.rating(mu=40.0, sigma=2.0)],
+            [skill.MODEL.rating(mu=25.0, sigma=1.0)],
+        ],
+        ranks=[2.0, 2.0, 1.0],
+    )
+    assert rated[0][0].mu > 10.0  # what the model alone would do
+    table = a_table()
+    with transaction.atomic():
+        skill.rate_game("clasica", probe, table.pk, when, forfeited={weak.pk, strong.pk})
+    assert_no_level_went_up([weak, strong], before, table)

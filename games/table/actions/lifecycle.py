@@ -164,8 +164,13 @@ def on_finish(table: Table, game: GameState) -> dict[str, Any]:
     seat's record is written, and the rankings and the skill levels («Nivel», public quick and tournament games)
     move, all in the same transaction as the last move.  A person's seat that forfeited (``Seat.forfeit``: they
     left the started game, or the bot and the clock made most of their decisions) is ranked after every other
-    seat, whatever its points: the bot's play wins nobody chips, a victory or a level.  A second call (the
-    table already finished) changes nothing."""
+    seat, whatever its points: the bot's play wins nobody chips, a victory or a level.
+
+    The pot goes to the best of the seats that did not forfeit: the people who played their own seats, and the
+    bots (the house's own players, staking from the house: a bot that wins takes the pot back to the house).
+    When no seat may win (every seat a person's, every one forfeited) nobody wins: every seat shares the last
+    place and the pot goes to the house, as each forfeited stake does when someone else wins (``NOBODY_WINS``).
+    A second call (the table already finished) changes nothing."""
     finished = {"status": Table.Status.FINISHED, "finished_at": table.finished_at or timezone.now()}
     seats = {s.position: s for s in Seat.objects.filter(table=table)}
     # Settled already (the places, the payout and the rankings are written together): nothing more.
@@ -176,18 +181,21 @@ def on_finish(table: Table, game: GameState) -> dict[str, Any]:
     forfeited = {p for p, s in seats.items() if s.forfeit}
     places = final_places(game.totals, forfeited)
     results = history.results(table.pk)  # every round's, the last one's included (``apply`` wrote it)
-    if forfeited and len(forfeited) < len(seats):
-        winners = [p for p in range(len(places)) if places[p] == 1]  # the best of the others
+    if forfeited:  # the best of the others, if any (a forfeited seat is never placed first)
+        winners = [p for p in range(len(places)) if places[p] == 1 and p not in forfeited]
     else:
         winners = list(game.winners() or [])
     pot = Account.objects.filter(kind=Account.Kind.POT, table_id=table.pk).first()
     shares: dict[int, int] = {}
-    if pot is not None and pot.balance > 0 and winners:
-        shares = split_pot(pot.balance, winners)
+    if pot is not None and pot.balance > 0:
         legs: list[tuple[Account, int]] = [(pot, -pot.balance)]
-        for position, share in shares.items():
-            seat = seats[position]
-            legs.append((ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id), share))
+        if winners:
+            shares = split_pot(pot.balance, winners)
+            for position, share in shares.items():
+                seat = seats[position]
+                legs.append((ledger.house_account() if seat.is_bot else ledger.user_account(seat.user_id), share))
+        else:  # nobody wins: the forfeited stakes go to the house, as they do when someone else wins
+            legs.append((ledger.house_account(), pot.balance))
         if ledger.post(LedgerTransaction.Kind.PAYOUT, f"payout:table:{table.pk}", legs, table_id=table.pk) is None:
             raise RuntimeError(f"table {table.pk}: the pot was paid but the seats were not settled")
     for position, seat in seats.items():
@@ -203,14 +211,15 @@ def on_finish(table: Table, game: GameState) -> dict[str, Any]:
     if table.is_quick and table.is_public:  # private tables and bots never count in the rankings
         scores.record_game(
             [
-                (s.user_id, s.winnings - table.stake, s.place == 1)
+                (s.user_id, s.winnings - table.stake, s.place == 1 and not s.forfeit)
                 for s in seats.values()
                 if not s.is_bot and s.user_id is not None
             ],
             finished["finished_at"],
         )
     if table.tournament_id is not None or (table.is_quick and table.is_public and not table.is_practice):
-        # «Nivel»: by the places just settled (a forfeited seat is last), bots at their level's fixed rating
+        # «Nivel»: by the places just settled (a forfeited seat is last), bots at their level's fixed rating;
+        # a forfeited seat's level never goes up (``skill.rate_game``'s ``forfeited``)
         skill.rate_game(
             table.game_rules.preset,
             [
@@ -220,6 +229,7 @@ def on_finish(table: Table, game: GameState) -> dict[str, Any]:
             ],
             table.pk,
             finished["finished_at"],
+            forfeited={int(s.user_id) for s in seats.values() if s.forfeit and s.user_id is not None},
         )
     return finished
 
@@ -248,8 +258,11 @@ def mostly_automated(table: Table, seats: list[Seat]) -> set[int]:
 def final_places(totals: list[int] | tuple[int, ...], forfeited: Collection[int] = ()) -> list[int]:
     """Each seat's final place: the seats that did not forfeit by total among themselves (1 + how many of
     them scored more; a shared total shares its place), then the forfeited ones after them, by total among
-    themselves.  If every seat forfeited, the plain ranking by total."""
-    last = set(forfeited) if len(set(forfeited)) < len(totals) else set()
+    themselves.  If every seat forfeited, nobody is placed ahead of anybody: they all share the last place
+    (nobody wins, and nobody's place says otherwise)."""
+    last = set(forfeited)
+    if len(totals) and last >= set(range(len(totals))):
+        return [len(totals)] * len(totals)
     ahead = len(totals) - len(last)
     return [
         (ahead if p in last else 0)
