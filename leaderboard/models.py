@@ -35,7 +35,8 @@ class PeriodScore(models.Model):
     wins = models.PositiveIntegerField(_("victorias"), default=0)
     #: When ``net`` last changed: of two equal scores, the earlier to reach it ranks higher.
     reached_at = models.DateTimeField(_("alcanzado"))
-    #: The best position this player held in this period's ranking, measured whenever their score changed.
+    #: The best position this player held in this period's ranking, measured whenever their score changed to
+    #: above 0 (a place is claimed only while ahead: ``leaderboard.scores.record_game``).
     best_position = models.PositiveIntegerField(_("mejor puesto"), null=True, blank=True)
 
     class Meta:

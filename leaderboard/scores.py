@@ -92,7 +92,7 @@ def record_game(results: Iterable[tuple[int, int, bool]], when: datetime) -> Non
     """Add one finished quick game to each player's week, month and all-time totals.
 
     ``results``: (user id, net chips, won) for every person seated; the caller leaves out bots and
-    games that do not count.  Rows are locked in user order, then period order, so two games ending
+    games that do not count.  The best position is kept only while the period's net is above 0.  Rows are locked in user order, then period order, so two games ending
     at once never wait on each other in a cycle.
     """
     for user_id, net, won in sorted(results):
@@ -106,6 +106,10 @@ def record_game(results: Iterable[tuple[int, int, bool]], when: datetime) -> Non
                 row.net += net
                 row.reached_at = when
             row.save(update_fields=["games", "wins", "net", "reached_at"])
+            if row.net <= 0:
+                # A place is a feat only when ahead: everyone who played is ranked, so whoever played alone, or
+                # lost least, is first with a loss (the profile claims no place from such a period either).
+                continue
             position = position_of(row)
             if row.best_position is None or position < row.best_position:
                 PeriodScore.objects.filter(pk=row.pk).update(best_position=position)

@@ -101,7 +101,10 @@ def game_stats(user_id: int) -> dict[str, Any]:
 
 
 def chip_stats(user_id: int, now: datetime) -> dict[str, Any]:
-    """Net chips this week, this month and all time (0 without a row), and the best position reached."""
+    """Net chips this week, this month and all time (0 without a row), and the best position reached in a ranking
+    the person came out of ahead: a period whose net is above 0.  The rankings place everyone who played by their
+    net chips, so whoever played alone in a period, or lost least, is «1.º» there with a loss: no place is
+    claimed from such a period."""
     current = {period: period_start(period, now) for period in PeriodScore.Period.values}
     wanted = Q()
     for period, start in current.items():
@@ -111,7 +114,7 @@ def chip_stats(user_id: int, now: datetime) -> dict[str, Any]:
         if current[period] == start:
             nets[period] = net
     best_row = (
-        PeriodScore.objects.filter(user_id=user_id, best_position__isnull=False)
+        PeriodScore.objects.filter(user_id=user_id, best_position__isnull=False, net__gt=0)
         .order_by("best_position", "-start")
         .values_list("best_position", "period", "start")
         .first()
