@@ -420,6 +420,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.wallet",
+                "pocha_site.context_processors.tournament_notice",
             ],
         },
     },

@@ -64,14 +64,15 @@ def test_the_wallet_names_every_tournament_movement_with_the_tournament_and_a_li
     called_off = tournament(name="Suspendido", entry_fee=70)
     entries.register(people[0], called_off.pk, None)
     runner.cancel(called_off.pk, "lluvia")
-    winner = Registration.objects.get(tournament=cup, prize=200).user
+    prizes = {r.user_id: r.prize for r in Registration.objects.filter(tournament=cup)}
+    assert sum(prizes.values()) == 200  # (shared if the two tied)
 
     for who in people:
         rows = wallet_rows(browser(who).get("/accounts/fichas/").content.decode())
         assert not any(what.startswith("Ajuste") for what, _chips, _link in rows), rows
         assert ("Inscripción en el torneo «Copa de Otoño»", "−100", f"/torneos/{cup.pk}/") in rows
-        prize = ("Premio del torneo «Copa de Otoño»", "+200", f"/torneos/{cup.pk}/")
-        assert (prize in rows) == (who == winner), rows
+        prize = ("Premio del torneo «Copa de Otoño»", f"+{prizes[who.pk]}", f"/torneos/{cup.pk}/")
+        assert (prize in rows) == bool(prizes[who.pk]), rows
     rows = wallet_rows(browser(people[0]).get("/accounts/fichas/").content.decode())
     assert rows[:4] == [
         ("Devolución de la inscripción del torneo «Suspendido»", "+70", f"/torneos/{called_off.pk}/"),
@@ -301,3 +302,92 @@ def test_your_tables_read_the_tournaments_in_one_query() -> None:
         page = client.get("/").content.decode()
     assert f'Torneo: <a href="/torneos/{t.pk}/">Torneo del Casino</a>, mano 1 de 2' in page
     assert len(with_one) == len(without) + 1  # the tournament's name
+
+
+# -- the notice on every page ---------------------------------------------------------------------------------
+
+PAGES = ("/", "/accounts/fichas/", "/torneos/", "/clasificacion/", "/reglas/")
+PUBLIC = tuple(path for path in PAGES if not path.startswith("/accounts/"))
+
+
+def notice_of(page: str) -> str | None:
+    found = re.search(r'<p class="card tournament-notice" id="tournament-notice"[^>]*>.*?</p>', page, re.S)
+    return found.group(0) if found else None
+
+
+def test_every_page_says_a_tournament_started_with_a_link_to_the_persons_table() -> None:
+    t = tournament(entry_fee=0, name="Copa Pocha")
+    ana, bea, carla = person("ana"), person("bea"), person("carla")
+    for p in (ana, bea):
+        entries.register(p, t.pk, None)
+    client = browser(ana)
+    for path in (*PAGES, f"/jugador/{ana.username}/"):
+        assert notice_of(client.get(path).content.decode()) is None, path  # registered, not started yet
+    start_now(t)
+    mine = Table.objects.get(tournament=t, seats__user=ana)
+    for path in (*PAGES, f"/jugador/{bea.username}/", f"/torneos/{t.pk}/no-such/"):
+        response = client.get(path)
+        notice = notice_of(response.content.decode())
+        assert notice is not None, (path, response.status_code)
+        assert (
+            text(notice)
+            == f"El torneo «Copa Pocha» ha empezado: te espera la mesa {mine.pk}. Ir a tu mesa Ver el torneo"
+        )
+        assert f'<a class="button" href="/mesa/{mine.pk}/">Ir a tu mesa</a>' in notice
+        assert f'<a href="/torneos/{t.pk}/">Ver el torneo</a>' in notice
+    # the table's own page and the tournament's page say it already: no notice there
+    assert notice_of(client.get(f"/mesa/{mine.pk}/").content.decode()) is None
+    assert "Ir a tu mesa" in client.get(f"/torneos/{t.pk}/").content.decode()
+    assert notice_of(client.get(f"/torneos/{t.pk}/").content.decode()) is None
+    # nobody else: not a person of another tournament, not a visitor
+    assert notice_of(browser(carla).get("/").content.decode()) is None
+    assert notice_of(browser().get("/").content.decode()) is None
+    # in English
+    english = notice_of(browser(ana, "en").get("/").content.decode())
+    assert english is not None and text(english) == (
+        f"The tournament “Copa Pocha” has started: table {mine.pk} is waiting for you. Go to your table See the tournament"
+    )
+    # bea's table is hers (two people, two tables: one each)
+    theirs = Table.objects.get(tournament=t, seats__user=bea)
+    assert theirs.pk != mine.pk
+    assert f'href="/mesa/{theirs.pk}/"' in (notice_of(browser(bea).get("/").content.decode()) or "")
+    # once their table has finished (the tournament may still be played), or they left it: no more
+    play_to_the_end(mine.pk)
+    assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.PLAYING
+    assert notice_of(client.get("/").content.decode()) is None
+    actions.do_leave_seat(theirs.pk, bea)
+    assert notice_of(browser(bea).get("/").content.decode()) is None
+
+
+def test_the_notice_costs_one_query_a_page_for_a_person_and_none_for_a_visitor(settings: Any) -> None:
+    t = tournament(entry_fee=0)
+    ana, bea = person("ana"), person("bea")
+    for p in (ana, bea):
+        entries.register(p, t.pk, None)
+    start_now(t)
+
+    def queries(client: Any) -> dict[str, int]:
+        counts = {}
+        for path in PAGES if client.session.get("_auth_user_id") else PUBLIC:
+            client.get(path)  # (a first visit may write: the session, the profile…)
+            with CaptureQueriesContext(connection) as seen:
+                assert client.get(path).status_code == 200
+            counts[path] = len(seen)
+        return counts
+
+    with_notice = queries(browser(ana)), queries(browser())
+    engines = [dict(engine) for engine in settings.TEMPLATES]
+    processors = engines[0]["OPTIONS"]["context_processors"]
+    engines[0]["OPTIONS"] = {
+        **engines[0]["OPTIONS"],
+        "context_processors": [p for p in processors if p != "pocha_site.context_processors.tournament_notice"],
+    }
+    assert len(engines[0]["OPTIONS"]["context_processors"]) == len(processors) - 1
+    settings.TEMPLATES = engines
+    without = queries(browser(ana)), queries(browser())
+    print("queries a page, person with the notice / without; visitor with / without:")
+    for path in PAGES:
+        visitor = f"{with_notice[1][path]} / {without[1][path]}" if path in PUBLIC else "-"
+        print(f"  {path}: {with_notice[0][path]} / {without[0][path]}; {visitor}")
+    assert {path: with_notice[0][path] - without[0][path] for path in PAGES} == dict.fromkeys(PAGES, 1)
+    assert with_notice[1] == without[1]

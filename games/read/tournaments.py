@@ -563,6 +563,34 @@ def mark_tournament_tables(tables: Iterable[Table]) -> list[Table]:
     return found
 
 
+# -- the notice on every page ---------------------------------------------------------------------------
+
+
+def started_notice(user_id: int) -> dict[str, Any] | None:
+    """A tournament this person plays has started and their table waits for them: the tournament (id, name) and
+    the table (id), for the notice every page shows (``pocha_site.context_processors.tournament_notice``); None
+    otherwise.  One query, written so that the database goes from the tournaments being played (few, by their
+    status index) to their tables (by their tournament's index) to this person's seat at one of them (by the
+    seats' (user, table) index): with no tournament being played it costs one index probe, and never a walk
+    through the person's past seats."""
+    playing = Tournament.objects.filter(status=Tournament.Status.PLAYING).values("pk")
+    row = (
+        Seat.objects.filter(
+            user_id=user_id,
+            table_id__in=Table.objects.filter(tournament_id__in=playing).values("pk"),
+            table__status=Table.Status.PLAYING,
+            left=False,  # a seat they left does not wait for them
+        )
+        .order_by("-table_id")
+        .values_list("table_id", "table__tournament_id", "table__tournament__name")
+        .first()
+    )
+    if row is None:
+        return None
+    table_id, tournament_id, name = row
+    return {"table_id": int(table_id), "tournament_id": int(tournament_id), "name": str(name)}
+
+
 # -- a person's tournaments -----------------------------------------------------------------------------
 
 
