@@ -201,6 +201,8 @@ def test_while_playing_the_place_so_far_agrees_with_the_standings() -> None:
     for p in people:
         entries.register(p, t.pk, None)
     start_now(t)
+    page = browser(people[0]).get(f"/torneos/{t.pk}/").content.decode()
+    assert 'class="my-place"' not in page  # nothing played yet: no place to speak of
     for table in Table.objects.filter(tournament=t):
         play_deal(table.pk)
     for who in people:

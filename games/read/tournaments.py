@@ -466,6 +466,7 @@ def viewer_status(rows: TournamentRows, viewer_id: int | None, state: str, taken
                 "people": sum(1 for other in rows.standings if other.get("user_id") is not None),
                 "overall": line.get("place"),
                 "everyone": len(rows.standings),
+                "played": line.get("played", 0),
                 "score": score_text(line.get("score", 0)),
                 "prize": int(line.get("prize") or 0),
             }
