@@ -3,7 +3,7 @@ and a real tournament run by the runner: while one table of a duplicate tourname
 still plays, the finished table's record, replay, analysis, «Juega esta mano» and page give nothing of its
 deals to a stranger, a player of another table, staff (the admin's rounds, moves and flags included) or the
 table's own players (but its own players still see their own table's final board); once all have finished,
-they all do.  The replay, the analysis and «Juega esta mano» of a table played with chosen deals (rounds 5 and
+they all do.  The tournament's live standings count a deal once every table has finished it.  The replay, the analysis and «Juega esta mano» of a table played with chosen deals (rounds 5 and
 15 of the schedule) work, and the replay goes to the table's totals.  A private table's analysis counts on a
 profile only for those who may see its replay."""
 
@@ -18,11 +18,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 from live.helpers import person, play_to_the_end
+from test_tournament_pages import play_deal
 
 from games.engine import replay as replay_record
 from games.engine.levels import FACIL
 from games.models import Analysis, Flag, Move, Round, Seat, Table, Tournament
 from games.read import profiles
+from games.read import tournaments as pages
 from games.study import analyses, practice, worker
 from games.table import access, actions
 from games.tournaments import entries, fairplay, runner
@@ -226,6 +228,20 @@ def test_a_duplicate_tables_deals_reach_nobody_until_every_table_has_played_them
         assert f"/admin/games/round/{pk}/change/" not in rounds
         assert admin.get(f"/admin/games/round/{pk}/change/").status_code == 302  # «does not exist»
 
+    # nor does a profile list the finished table (its points) yet
+    profile = client(stranger).get(f"/jugador/{mine.get_username()}/").content.decode()
+    assert f'data-table="{first.pk}"' not in profile and 'id="stat-games">0<' in profile
+    # the standings count nothing of a deal a table still plays (a result tells of the cards) ...
+    live = pages.read_tournament(t.pk)
+    assert live is not None and len(live.standings) == 8
+    assert all(line["played"] == 0 and line["points"] == 0 and line["score"] == 0 for line in live.standings)
+    # ... and a deal once every table has finished it
+    play_deal(second.pk)
+    live = pages.read_tournament(t.pk)
+    assert live is not None and [line["played"] for line in live.standings] == [1] * 8
+    assert sum(line["score"] for line in live.standings) == 4.0  # one deal, four seats, two tables
+    assert access.deals_secret(first)  # (the record waits for the whole game)
+
     # the last table finishes: everything at once, to everyone
     play_to_the_end(second.pk)
     assert not access.deals_secret(first) and not access.deals_secret(second)
@@ -234,6 +250,8 @@ def test_a_duplicate_tables_deals_reach_nobody_until_every_table_has_played_them
     assert_open(mine, first, 5, player=True)
     page = client(stranger).get(f"/torneos/{t.pk}/").content.decode()
     assert f'href="/mesa/{first.pk}/"' in page and f'href="/mesa/{second.pk}/"' in page
+    profile = client(stranger).get(f"/jugador/{mine.get_username()}/").content.decode()
+    assert f'data-table="{first.pk}"' in profile and 'id="stat-games">1<' in profile
     change = admin.get(f"/admin/games/table/{first.pk}/change/").content.decode()
     assert "Repetición" in change
     rounds = admin.get("/admin/games/round/").content.decode()
@@ -273,11 +291,15 @@ def test_each_por_puntos_game_keeps_its_own_deals_until_its_tables_have_played_t
     first, second = game_tables(t, 1)
     number = int(first.deals[0])
     play_to_the_end(first.pk)
+    live = pages.read_tournament(t.pk)
+    assert live is not None and all(line["played"] == 0 and line["score"] == 0 for line in live.standings)
     stranger = person("extraña")
     assert_kept_secret(stranger, first, number, player=False)
     assert_kept_secret(people_at(second)[0], first, number, player=False)
     assert_kept_secret(people_at(first)[0], first, number, player=True)
     play_to_the_end(second.pk)
+    live = pages.read_tournament(t.pk)
+    assert live is not None and {line["played"] for line in live.standings} == {1}
     assert runner.advance(t.pk) == "next_game"
     third, fourth = game_tables(t, 2)
     # the tables of one game share their deals; the games have deals of their own

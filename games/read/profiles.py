@@ -74,8 +74,12 @@ def find_player(name: str) -> Any | None:
 
 
 def _finished_seats(user_id: int) -> QuerySet[Seat]:
-    """The person's seats in finished games (a practice hand is none: it counts for nothing)."""
-    return Seat.objects.filter(user_id=user_id, table__status=Table.Status.FINISHED, table__practice_of__isnull=True)
+    """The person's seats in finished games (a practice hand is none: it counts for nothing); a tournament's table
+    once every table of its game has finished (``access.deals_secret``: its points tell of the deals others are
+    still playing)."""
+    return Seat.objects.filter(
+        user_id=user_id, table__status=Table.Status.FINISHED, table__practice_of__isnull=True
+    ).exclude(access.deals_secret_rows())
 
 
 def game_stats(user_id: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -120,7 +120,8 @@ def read_tournament(tournament_id: int) -> TournamentRows | None:
         if tournament.status == Tournament.Status.FINISHED:
             standings = tuple(dict(line) for line in tournament.results or [])
         else:
-            standings = tuple(line.as_json() for line in standings_of(tournament, tables, _read_rounds(tournament.pk)))
+            shown, rounds = settled(tables, _read_rounds(tournament.pk))
+            standings = tuple(line.as_json() for line in standings_of(tournament, shown, rounds))
     return TournamentRows(
         tournament, int(getattr(tournament, "pool_balance", None) or 0), registrations, tables, standings
     )
@@ -174,6 +175,32 @@ def _read_rounds(tournament_id: int) -> dict[int, dict[int, tuple[int, ...]]]:
     ).values_list("table_id", "number", "result"):
         rounds[table_id][number] = tuple(int(p) for p in result["points"])
     return rounds
+
+
+def settled(
+    tables: Sequence[TableRow], rounds: dict[int, dict[int, tuple[int, ...]]]
+) -> tuple[list[TableRow], dict[int, dict[int, tuple[int, ...]]]]:
+    """What the live standings count while the tournament is played: nothing of a game's deals while a table of
+    it still plays them (``games.table.access.deals_secret``: a table's result on a deal says much of its cards).
+    A deal counts once every table of its game has finished it (duplicate); a table's final totals once every
+    table of its game has finished (por puntos: until then a finished table is counted as one still playing)."""
+    playing: dict[int, list[TableRow]] = defaultdict(list)
+    for t in tables:
+        if t.status == Table.Status.PLAYING:
+            playing[t.game].append(t)
+    shown: list[TableRow] = []
+    counted: dict[int, dict[int, tuple[int, ...]]] = {}
+    for t in tables:
+        mine = rounds.get(t.table_id, {})
+        still = playing.get(t.game)
+        if not still:
+            shown.append(t)
+            counted[t.table_id] = dict(mine)
+            continue
+        everywhere = set(mine).intersection(*(rounds.get(other.table_id, {}) for other in still))
+        counted[t.table_id] = {n: points for n, points in mine.items() if n in everywhere}
+        shown.append(replace(t, status=Table.Status.PLAYING) if t.status == Table.Status.FINISHED else t)
+    return shown, counted
 
 
 def standings_of(
