@@ -508,7 +508,14 @@ class TournamentLedgerMachine(RuleBasedStateMachine):
             percentages = [int(p) for p in model.prizes.split(",")] if model.prizes else []
         except ValueError:
             percentages = []
-        won, left = expected_prizes(pool, percentages, [line["person_place"] for line in people])
+        # the prizes go by place among the people who played: one who forfeited (the bot made most of their
+        # decisions, as at a table hurried early on) is placed after them and takes none
+        played = [line for line in people if not line.get("forfeit")]
+        assert people == played + [line for line in people if line.get("forfeit")], "forfeits after who played"
+        paid_places, left = expected_prizes(pool, percentages, [line["person_place"] for line in played])
+        won = paid_places + [0] * (len(people) - len(played))
+        if len(played) < len(people):
+            self.count("a person forfeited: no prize")
         paid = LedgerTransaction.objects.filter(tournament_id=model.pk, kind=PRIZE)
         if not pool:
             assert not paid.exists()
@@ -768,6 +775,7 @@ def test_a_scripted_tour(quick_bots: None) -> None:
         "waiting",
         "hurried",
         "finished paying prizes",
+        "a person forfeited: no prize",  # (tournament 4's table hurried at once: the bot played its people)
         "the house kept the rest",
         "end processed again",
         "cancelled with refunds",

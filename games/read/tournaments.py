@@ -45,6 +45,8 @@ class SeatRow:
     user_id: int | None  # None for a bot
     name: str
     final_total: int | None
+    #: ``Seat.forfeit``: "left", "bot" (set when the table finished) or "".
+    forfeit: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,11 +149,12 @@ def _read_tables(tournament_id: int) -> tuple[TableRow, ...]:
             "name",
             "is_bot",
             "final_total",
+            "forfeit",
         )
     ):
-        table_id, game, number, status, phase, round_number, deals, position, user_id, name, is_bot, total = row
+        table_id, game, number, status, phase, round_number, deals, position, user_id, name, is_bot, total, gone = row
         by_table.setdefault(table_id, [game, number, status, phase, round_number, deals])
-        seats[table_id].append(SeatRow(position, None if is_bot else user_id, name, total))
+        seats[table_id].append(SeatRow(position, None if is_bot else user_id, name, total, "" if is_bot else gone))
     return tuple(
         TableRow(
             table_id,
@@ -215,6 +218,7 @@ def standings_of(
             t.status,
             {s.position: (s.user_id, s.name) for s in t.seats},
             dict(rounds.get(t.table_id, {})),
+            {s.position: s.forfeit for s in t.seats if s.forfeit},
         )
         for t in tables
     ]
@@ -416,6 +420,10 @@ def tables_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str
     ]
 
 
+#: The codes of a forfeited person's line (``Seat.Forfeit``: «abandonó», «jugó el bot»).
+FORFEITS = (Seat.Forfeit.LEFT.value, Seat.Forfeit.BOT.value)
+
+
 def standings_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[str, Any]]:
     """The standings' lines: each with its place among everyone (bots too) and, for a person, among the people
     (the prizes' order, the one «Has quedado…» says)."""
@@ -438,6 +446,9 @@ def standings_context(rows: TournamentRows, viewer_id: int | None) -> list[dict[
                 "played": line.get("played", 0),
                 "points": line.get("points", 0),
                 "prize": int(line.get("prize") or 0),
+                # placed after those who played, and no prize: «abandonó», «jugó el bot» (``scoring.rank``)
+                "forfeit": str(Seat.Forfeit(line["forfeit"]).label) if line.get("forfeit") in FORFEITS else "",
+                "forfeit_code": line.get("forfeit") or "",
             }
         )
     return lines
@@ -530,7 +541,11 @@ def detail_context(rows: TournamentRows, viewer_id: int | None, now: datetime | 
 
 def _shared_prizes(rows: TournamentRows) -> bool:
     """Whether people level on the final standings shared their places' prizes."""
-    places = [line.get("person_place") for line in rows.standings if line.get("user_id") is not None]
+    places = [
+        line.get("person_place")
+        for line in rows.standings
+        if line.get("user_id") is not None and not line.get("forfeit")  # (those who forfeited have no prize)
+    ]
     return len(places) != len(set(places))
 
 

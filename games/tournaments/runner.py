@@ -271,8 +271,11 @@ def current_standings(tournament: Tournament) -> list[scoring.Standing]:
 
 def finish(tournament: Tournament, now: datetime) -> None:
     """The end: the final standings kept, each person's place and prize, the pool paid out in one
-    transaction (exactly once: its key), whatever is left to the house.  A tournament already finished is
-    left as it is: its pool is empty by then, and the end processed again would record every prize as 0."""
+    transaction (exactly once: its key), whatever is left to the house.  The prizes go by place among the
+    people who played: one who forfeited (a no-show, one who left, one the bot and the clock played) is placed
+    after them (``scoring.rank``) and takes none; if nobody played, nobody takes a prize and the whole pool goes
+    to the house, in the same transaction and under the same key.  A tournament already finished is left as it
+    is: its pool is empty by then, and the end processed again would record every prize as 0."""
     if Tournament.objects.filter(pk=tournament.pk, status=Tournament.Status.FINISHED).exists():
         return
     standings = current_standings(tournament)
@@ -283,8 +286,9 @@ def finish(tournament: Tournament, now: datetime) -> None:
         percentages = tournament.prize_percentages()
     except ValueError:
         percentages = []
-    won, left = scoring.prizes(amount, percentages, [int(s.person_place or 0) for s in people])
-    for line, prize in zip(people, won, strict=True):
+    played = [s for s in people if not s.forfeit]  # (first in the standings: their places are 1, 2…)
+    won, left = scoring.prizes(amount, percentages, [int(s.person_place or 0) for s in played])
+    for line, prize in zip(played, won, strict=True):
         line.prize = prize
     if pool is not None and amount > 0:
         legs: list[tuple[Account, int]] = [(pool, -amount)]

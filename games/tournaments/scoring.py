@@ -7,6 +7,11 @@ the rounds each table has finished (``Round.result``) whenever they are shown, a
   of and ½ for each one level with it (the final totals); a player's score is the sum over the games.
 
 Ties in the standings are broken by the points scored in the games, then they share the place.
+
+A person who forfeited at any of their tables (``Seat.forfeit``: they left it, or the bot and the clock made
+more than half of their decisions there; a no-show is such a seat) is placed after everyone who played,
+whatever the bot scored for them, and tagged: the prizes go by place among the people who played
+(``runner.finish``), and the forfeited take none.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class Standing:
     #: Place among the people only (the prizes' order); None for a bot.
     person_place: int | None = None
     prize: int = 0
+    #: Why a person is placed after everyone who played (``Seat.Forfeit``: "left", "bot"), or "".
+    forfeit: str = ""
     by_deal: dict[int, float] = field(default_factory=dict)
 
     @property
@@ -76,6 +83,7 @@ class Standing:
             "place": self.place,
             "person_place": self.person_place,
             "prize": self.prize,
+            "forfeit": self.forfeit,
         }
 
 
@@ -89,6 +97,8 @@ class TableRows:
     status: str
     seats: dict[int, tuple[int | None, str]]  # position -> (user id or None for a bot, name)
     rounds: dict[int, tuple[int, ...]]  # round number -> points by seat
+    #: The seats that forfeited (position -> ``Seat.Forfeit``'s code): left, or played by the bot at the end.
+    forfeits: dict[int, str] = field(default_factory=dict)
 
 
 def read_tables(tournament: Tournament) -> list[TableRows]:
@@ -100,17 +110,20 @@ def read_tables(tournament: Tournament) -> list[TableRows]:
     )
     ids = [t[0] for t in tables]
     seats: dict[int, dict[int, tuple[int | None, str]]] = defaultdict(dict)
-    for table_id, position, user_id, name, is_bot in Seat.objects.filter(table_id__in=ids).values_list(
-        "table_id", "position", "user_id", "name", "is_bot"
+    forfeits: dict[int, dict[int, str]] = defaultdict(dict)
+    for table_id, position, user_id, name, is_bot, forfeit in Seat.objects.filter(table_id__in=ids).values_list(
+        "table_id", "position", "user_id", "name", "is_bot", "forfeit"
     ):
         seats[table_id][position] = (None if is_bot else user_id, name)
+        if forfeit and not is_bot:
+            forfeits[table_id][position] = forfeit
     rounds: dict[int, dict[int, tuple[int, ...]]] = defaultdict(dict)
     for table_id, number, result in Round.objects.filter(table_id__in=ids, result__isnull=False).values_list(
         "table_id", "number", "result"
     ):
         rounds[table_id][number] = tuple(int(p) for p in result["points"])
     return [
-        TableRows(pk, int(game or 1), int(number or 0), status, dict(seats[pk]), dict(rounds[pk]))
+        TableRows(pk, int(game or 1), int(number or 0), status, dict(seats[pk]), dict(rounds[pk]), dict(forfeits[pk]))
         for pk, game, number, status in tables
     ]
 
@@ -119,6 +132,14 @@ def _entrant(table: TableRows, position: int) -> tuple[str, int | None, str]:
     user_id, name = table.seats.get(position, (None, f"P{position + 1}"))
     key = f"u{user_id}" if user_id is not None else f"b{table.table_id}:{position}"
     return key, user_id, name
+
+
+def _mark_forfeit(line: Standing, table: TableRows, position: int) -> None:
+    """A person's forfeit at this table marks their line for the whole tournament («abandonó» over «jugó el
+    bot» when they did both)."""
+    code = table.forfeits.get(position, "")
+    if code and line.user_id is not None and line.forfeit != "left":
+        line.forfeit = code
 
 
 def duplicate(tables: Iterable[TableRows]) -> list[Standing]:
@@ -131,6 +152,7 @@ def duplicate(tables: Iterable[TableRows]) -> list[Standing]:
             key, user_id, name = _entrant(table, position)
             line = lines.setdefault(key, Standing(key, name, user_id))
             line.table_id, line.seat = table.table_id, position
+            _mark_forfeit(line, table, position)
         for number, points in table.rounds.items():
             for position, value in enumerate(points):
                 by_deal[(number, position)][table.table_id] = value
@@ -154,6 +176,7 @@ def by_points(tables: Iterable[TableRows], finished: Mapping[int, Sequence[int]]
             key, user_id, name = _entrant(table, position)
             line = lines.setdefault(key, Standing(key, name, user_id))
             line.table_id, line.seat = table.table_id, position
+            _mark_forfeit(line, table, position)
         totals = finished.get(table.table_id)
         if totals is None:
             continue
@@ -168,13 +191,15 @@ def by_points(tables: Iterable[TableRows], finished: Mapping[int, Sequence[int]]
 
 def rank(lines: Iterable[Standing]) -> list[Standing]:
     """The lines in order (score, then points; then name, for a stable page) with their places: a line level
-    with the one above on score and points shares its place.  ``person_place`` counts the people only."""
-    ordered = sorted(lines, key=lambda s: (-s.score, -s.points, s.name.lower(), s.key))
+    with the one above on score and points shares its place.  The people who forfeited come after everyone
+    who played (among themselves in the same order), never sharing a place with one who played.
+    ``person_place`` counts the people only."""
+    ordered = sorted(lines, key=lambda s: (bool(s.forfeit), -s.score, -s.points, s.name.lower(), s.key))
     place = person = 0
-    previous: tuple[float, int] | None = None
-    previous_person: tuple[float, int] | None = None
+    previous: tuple[bool, float, int] | None = None
+    previous_person: tuple[bool, float, int] | None = None
     for index, line in enumerate(ordered, start=1):
-        mark = (line.score, line.points)
+        mark = (bool(line.forfeit), line.score, line.points)
         if mark != previous:
             place = index
         line.place = place
