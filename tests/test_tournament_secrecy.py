@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -339,7 +341,16 @@ def test_a_chosen_deals_table_replays_to_its_totals_is_analysed_and_practised() 
     assert data["rounds"][-1]["totals"] == totals and data["total_rounds"] == 2
     record = json.loads(re.search(r'<script id="replay-record" type="application/json">(.*?)</script>', page, re.S)[1])
     assert record["rounds_played"] == [5, 15] and replay_record(record).as_json()["totals"] == totals
-    assert "Ronda 15 de 19" in page
+    assert "Ronda 15 de 19" in page and "Descargar la partida (pocha-record/2)" in page
+    # the engine's command line checks the record the page holds, to the same totals
+    checked = subprocess.run(
+        [sys.executable, "-m", "games.engine", "replay", "-"],
+        input=json.dumps(record),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(checked.stdout)["totals"] == totals
     # the analysis: asked by a player, worked out by the worker, shown by the schedule's numbers
     asked = client(ana).post(f"/mesa/{first.pk}/analizar/")
     assert asked.status_code == 302 and asked["Location"].endswith("/repeticion/#analisis")

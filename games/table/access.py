@@ -29,7 +29,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
 from accounts import ledger, moderation
-from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table, Tournament
+from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table
 from games.table.errors import ActionError
 
 _CODE = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
@@ -280,13 +280,3 @@ def can_watch_id(table_id: int, user: Any) -> ActionError | None:
     if not can_view(table, user, seats=seats):
         return ActionError("unknown_table", _("Esa mesa no existe."))
     return None if may_watch(table, user, seats) else watch_error()
-
-
-def secret_games(tournament: Tournament | int) -> set[int]:
-    """The games of ``tournament`` whose deals are secret (some table of them still waiting or playing)."""
-    tournament_id = tournament if isinstance(tournament, int) else tournament.pk
-    return set(
-        Table.objects.filter(tournament_id=tournament_id, status__in=_UNDONE)
-        .values_list("tournament_game", flat=True)
-        .distinct()
-    )
