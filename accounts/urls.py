@@ -10,7 +10,7 @@ app_name = "accounts"
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", views.LogoutView.as_view(), name="logout"),
     path("fichas/", views.wallet, name="wallet"),
     path("fichas/recarga/", views.claim_topup, name="topup"),
     # The account: e-mail, password, closing it.

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -10,9 +12,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -34,11 +36,31 @@ from pocha_site import ratelimit
 MOVEMENTS_PER_PAGE = 25
 
 
-def _safe_next(request: HttpRequest) -> str:
+#: A character no address to go back to holds (a control character: a NUL, a new line...).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def next_target(request: HttpRequest) -> str | None:
+    """Where to go after signing up, in or out: ``next`` (posted, or in the query) when it is a path of this
+    site (``/mesa/12/``), or None.  Never another site (Django's ``url_has_allowed_host_and_scheme``), a
+    relative or malformed address, a view's name (``redirect("foo")`` would look it up: a 500), nor the page
+    itself (a signed-in person sent back to the login page would loop)."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        return target
-    return settings.LOGIN_REDIRECT_URL
+    if (
+        not target.startswith("/")
+        or _CONTROL.search(target)
+        or not url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+        or urlsplit(target).path == request.path
+    ):
+        return None
+    return target
+
+
+def _safe_next(request: HttpRequest) -> str:
+    """``next_target``, or home."""
+    return next_target(request) or reverse("home")
 
 
 TOO_MANY_SIGNUPS = gettext_lazy("Se han creado demasiadas cuentas desde tu conexión. Espera un rato y vuelve a probar.")
@@ -60,7 +82,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
     Each address may create ``POCHA_SIGNUP_LIMIT`` accounts per ``POCHA_SIGNUP_WINDOW`` seconds."""
     if request.user.is_authenticated:
-        return redirect(_safe_next(request))
+        return HttpResponseRedirect(_safe_next(request))
     form = SignupForm(request.POST if request.method == "POST" else None)
     address = [ratelimit.client_address(request)]
     if request.method == "POST" and ratelimit.blocked(
@@ -80,7 +102,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             _("¡Bienvenido! Tienes %(n)s fichas de regalo para empezar.")
             % {"n": f"{ledger.WELCOME_CHIPS:,}".replace(",", ".")},
         )
-        return redirect(_safe_next(request))
+        return HttpResponseRedirect(_safe_next(request))
     return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)})
 
 
@@ -91,11 +113,22 @@ class LoginView(auth_views.LoginView):
     redirect_authenticated_user = True
     authentication_form = LimitedAuthenticationForm
 
+    def get_redirect_url(self) -> str:
+        """``next`` as ``next_target`` takes it ("" otherwise: then ``LOGIN_REDIRECT_URL``, home)."""
+        return next_target(self.request) or ""
+
     def form_invalid(self, form: Any) -> HttpResponse:
         response = super().form_invalid(form)
         if any(error.code == "too_many" for error in form.errors.as_data().get("__all__", [])):
             response.status_code = TOO_MANY_REQUESTS
         return response
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's sign-out, going to ``next`` as ``next_target`` takes it, or home."""
+
+    def get_success_url(self) -> str:
+        return next_target(self.request) or reverse("home")
 
 
 class PasswordResetView(auth_views.PasswordResetView):

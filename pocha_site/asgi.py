@@ -19,6 +19,7 @@ import pocha_site.converters  # noqa: E402, F401 (the path converters, for the s
 from games.live import loop as server_loop  # noqa: E402
 from games.live.http_limit import LimitHttp  # noqa: E402
 from games.live.routing import websocket_urlpatterns  # noqa: E402
+from pocha_site.bad_bytes import RefuseBadSockets  # noqa: E402
 from pocha_site.origin import SameOriginValidator  # noqa: E402
 from pocha_site.proxy import trust_proxies  # noqa: E402
 
@@ -53,7 +54,11 @@ application = trust_proxies(
         ProtocolTypeRouter(
             {
                 "http": LimitHttp(django_asgi_app),
-                "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+                # A handshake whose path, query or cookies hold what no parameter can is closed before
+                # the session is read (pocha_site/bad_bytes.py); a path of no socket, by the last route.
+                "websocket": RefuseBadSockets(
+                    SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+                ),
             }
         )
     ),

@@ -3,9 +3,10 @@
 Each accepts only what the parameter can really hold (a player's name, a table's number, a private code, a
 password-reset link's parts, a ranking's name, a date), of a bounded length, so anything else (a NUL byte,
 which PostgreSQL refuses in a query; a control character; a name of ten thousand letters; a number past
-PostgreSQL's bigint) does not match the URL: a 404, before any view or query.  Registered once, when this
-module is first imported (``pocha_site.urls`` does so before including the apps' URLs);
-``tests/test_url_walk.py`` walks every pattern of the site with such values.
+PostgreSQL's bigint) does not match the URL: a 404, before any view or query (and before that,
+``pocha_site.bad_bytes`` answers 400 to a path holding bytes no parameter can hold).  Registered once,
+when this module is first imported (``pocha_site.urls`` and ``games.live.routing`` do so before their
+patterns); ``tests/test_url_walk.py`` walks every pattern of the site and of the sockets with such values.
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ class KeyConverter(_Text):
 
 
 class IdConverter:
-    """A row's number: at most 18 digits, so it always fits PostgreSQL's bigint."""
+    """A row's number as the site writes it: a positive whole number without leading zeros, of at most 18
+    digits, so it always fits PostgreSQL's bigint (the rows' ids).  So ``/mesa/01/`` is not a second
+    address of table 1, and ``-1``, ``0`` or twenty digits are 404s (on the sockets, a closed handshake)."""
 
-    regex = r"[0-9]{1,18}"
+    regex = r"[1-9][0-9]{0,17}"
 
     def to_python(self, value: str) -> int:
         return int(value)

@@ -396,6 +396,9 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    # Before anything reads the user, the form or the database: a 400 for a request whose path, query,
+    # cookies or form hold what no parameter can (a NUL byte, %ff...), in the reader's language.
+    "pocha_site.bad_bytes.RefuseBadBytes",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
