@@ -337,8 +337,8 @@ def security_settings(env: Mapping[str, str]) -> dict[str, Any]:
 
 # The Content-Security-Policy header (django-csp) on every page: only the site's own scripts, styles,
 # images and fonts, sockets to the site itself ('self' covers ws:/wss: on the same host and port), no
-# plugins, no framing, forms posting only to the site. data: images are the tab's icons (the page's
-# blank one and the turn alert's, drawn in static/js/table.js). No inline script or style anywhere:
+# plugins, no framing, forms posting only to the site. data: images are the turn alert's tab icon, drawn in
+# static/js/table.js (the page's own is static/img/favicon.svg). No inline script or style anywhere:
 # htmx's own indicator styles are off (the htmx-config meta in templates/base.html), and eval with them.
 CONTENT_SECURITY_POLICY_DIRECTIVES: dict[str, list[str]] = {
     "default-src": ["'self'"],
@@ -476,6 +476,8 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_I18N = True
 TIME_ZONE = "Europe/Madrid"
 USE_TZ = True
+# Dates with the month in words and times on the 24-hour clock, in both languages (pocha_site/formats/).
+FORMAT_MODULE_PATH = "pocha_site.formats"
 
 # --- Static files -----------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ def pocha_server(pocha_server_process: Daphne, request: pytest.FixtureRequest) -
 def no_page_errors() -> Iterator[None]:
     """After each browser test: no page of anyone it made (``pages.BrowserPerson``) reported an error,
     a console error, a Content-Security-Policy violation, an uncaught exception, a failed request or an
-    HTTP error. Nothing is ignored (the tab's icon is a data: URL, so there is no favicon request)."""
+    HTTP error. Nothing is ignored (the tab's icon, static/img/favicon.svg, must load like any other file)."""
     pages.PEOPLE.clear()
     yield
     reported = [f"{person.name or 'tab'}: {error}" for person in pages.PEOPLE for error in person.errors]

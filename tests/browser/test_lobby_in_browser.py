@@ -1,6 +1,7 @@
 """The lobby's forms in Chromium against the real server (issue 43): choosing other house rules changes the table
 sizes offered without a reload (``static/js/lobby.js``), a size the new rules are not played by becomes the
-nearest one they are, and the line beside the sizes says how long the game chosen lasts, as the server words it.
+nearest one they are, and the line beside the sizes says how long the game chosen lasts, as the server words it;
+and the site's icon loads, as does ``/favicon.ico``.
 The page has no script of its own inline (the Content-Security-Policy would refuse it: the conftest fails the
 test on any violation)."""
 
@@ -90,6 +91,13 @@ def test_the_sizes_offered_follow_the_rules_chosen_and_the_length_follows_both(p
         assert shown_options(form) == [3, 4, 5, 6]
         expect(form.locator('select[name="size"]')).to_have_value("6")
         expect(form.locator(".game-length")).to_have_text(lengths["clasica"]["6"])
+
+    # the site's icon: the page's SVG, and /favicon.ico (a PNG) for browsers that ask for it
+    icon = page.locator('link[rel="icon"]').get_attribute("href") or ""
+    svg = page.request.get(icon)
+    assert svg.status == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    png = page.request.get("/favicon.ico")
+    assert png.status == 200 and png.headers["content-type"] == "image/png" and png.body()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # and what the form now sends is a table the rules honour: «Mesa privada» at six of Clásica
     page.locator("form.private-table").get_by_role("button", name="Crear mesa privada").click()
