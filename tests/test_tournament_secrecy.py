@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 from live.helpers import person, play_to_the_end
@@ -230,6 +231,13 @@ def test_a_duplicate_tables_deals_reach_nobody_until_every_table_has_played_them
         assert f"/admin/games/round/{pk}/change/" not in rounds
         assert admin.get(f"/admin/games/round/{pk}/change/").status_code == 302  # «does not exist»
 
+    # the refusals in English
+    english = client(stranger)
+    english.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    said = english.get(f"/mesa/{first.pk}/repeticion/").content.decode()
+    assert "The deals of this tournament game will be shown once all its tables have finished." in said
+    said = english.get(f"/mesa/{second.pk}/").content.decode()
+    assert "This tournament table can be watched once every table of the game has finished" in said
     # nor does a profile list the finished table (its points) yet
     profile = client(stranger).get(f"/jugador/{mine.get_username()}/").content.decode()
     assert f'data-table="{first.pk}"' not in profile and 'id="stat-games">0<' in profile
