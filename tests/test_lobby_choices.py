@@ -190,3 +190,17 @@ def test_the_open_tables_list_says_how_long_each_game_lasts() -> None:
     client.force_login(bea)
     listing = client.get("/mesas/abiertas/").content.decode()
     assert str(lengths.expected(Rules.of("indias"), 8)) in listing and "47 rondas" in listing
+
+
+def test_the_invitation_to_a_private_table_says_how_long_the_game_lasts() -> None:
+    ana, bea = person("ana"), person("bea")
+    table = actions.do_create_private_table(ana, 5, 0, bots_allowed=True, rules="se-dobla:escalera")
+    for language, said in (("es", "Duración de la partida: {}."), ("en", "How long the game lasts: {}.")):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(bea)
+        page = client.get(f"/mesa/privada/{table.code}/").content.decode()
+        with translation.override(language):
+            words = str(lengths.expected(Rules.of("se-dobla", schedule="escalera"), 5))
+        assert f'<p class="game-length">{said.format(words)}</p>' in page
+    with translation.override("es"):
+        assert "40 rondas" in str(lengths.expected(Rules.of("se-dobla", schedule="escalera"), 5))

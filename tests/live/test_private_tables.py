@@ -361,7 +361,9 @@ def test_quick_play_matches_size_and_stake_and_remembers_the_choice() -> None:
     assert re.search(r'name="size" value="3" checked', home) and re.search(r'name="stake" value="500" checked', home)
     lobby = browser(person("mira")).get("/mesas/abiertas/").content.decode()
     assert re.search(
-        rf"Mesa {table.pk}: 2 de 3\s*· <span class=\"rules-name\">Clásica</span>\s*· apuesta 500, bote 1.000", lobby
+        rf"Mesa {table.pk}: 2 de 3\s*· <span class=\"rules-name\">Clásica</span>"
+        r"\s*· <span class=\"game-length\">18 rondas · unos \d+ min</span>\s*· apuesta 500, bote 1.000",
+        lobby,
     ), lobby
 
 
