@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts import moderation
 from games.live import capacity, dispatch, hub, presence, push, timers
 from games.live.hotpath import db
-from games.models import Tournament
+from games.models import Table, Tournament
 from games.read import board
 from games.read import talk as talk_view
 from games.read import tournaments as tournament_pages
@@ -71,6 +71,9 @@ class TableConsumer(AsyncWebsocketConsumer):
     joined: tuple[str, ...] = ()
     #: This socket hears its table's events (``games.live.hub``).
     listening = False
+    #: Its board is a tournament table's final one that keeps the deals for later (``access.deals_secret``): it
+    #: listens to its tournament's changes, and is drawn again once the game's last table has finished.
+    awaiting_deals = False
     #: The table's events not handled yet, handled one after the other (``deliver``).
     _events: asyncio.Queue[dict[str, Any]] | None = None
     _handler: asyncio.Task[None] | None = None
@@ -355,11 +358,43 @@ class TableConsumer(AsyncWebsocketConsumer):
             self.shown_rounds = rounds
             self.shown_hand = hand
             await self.send(text_data=html)
+            table = snapshot.table if snapshot is not None else None
+            if table is not None and table.tournament_id is not None and table.status == Table.Status.FINISHED:
+                await self.await_deals(table)
         return True
+
+    async def await_deals(self, table: Table) -> None:
+        """A tournament table's final board drawn while another table of its game still plays the deals: hear
+        the tournament's changes (``tournament_changed``), to draw it again once they are everyone's."""
+        if self.awaiting_deals or not await db(access.deals_secret, table):
+            return
+        self.awaiting_deals = True
+        await self.join(push.tournament_group(int(table.tournament_id or 0)))
+
+    async def tournament_changed(self, event: dict[str, Any]) -> None:
+        """The tournament of this socket's finished table changed (a table finished a deal or the game): once
+        the game's deals are no longer secret, its final board is drawn again, now with the replay, the
+        download and «Analizar la partida»."""
+        if not self.awaiting_deals:
+            return
+        try:
+            if await db(_deals_secret_of, self.table_id):
+                return
+            self.awaiting_deals = False
+            await self.send_board(force=True)
+        except Disconnected:
+            pass
+        except Exception:  # drawn again at its next load
+            log.exception("table %s: the redraw for the tournament's deals failed", getattr(self, "table_id", None))
 
     async def send_error(self, error: actions.ActionError) -> None:
         html = board.render_flash(error.message(self.language), getattr(self, "sent_seq", None), self.language)
         await self.send(text_data=html)
+
+
+def _deals_secret_of(table_id: int) -> bool:
+    table = Table.objects.filter(pk=table_id).first()
+    return table is not None and access.deals_secret(table)
 
 
 # -- one read per change per process ---------------------------------------------------------------

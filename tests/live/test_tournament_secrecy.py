@@ -2,8 +2,8 @@
 deals, no table of that game shows its board to anyone not seated at it (a stranger, a person of the other
 table, staff): the socket is accepted, told why in words and closed (4403), with no board and no card sent, and
 nobody is counted as watching.  The people seated at a table get its board as always (the finished table's
-final board says its deals will be shown later, and offers no replay).  Once every table has finished, anyone
-may watch."""
+final board says its deals will be shown later, and offers no replay, until the last table finishes: then the
+page left open is drawn again with it).  Once every table has finished, anyone may watch."""
 
 from __future__ import annotations
 
@@ -126,12 +126,20 @@ async def test_a_tournament_table_is_watched_by_its_own_people_only_until_every_
     # the finished table: its people see their final board, which keeps the deals for later
     for user in (rows["stranger"], rows["theirs"], rows["moderator"]):
         await refused(user, first)
-    board = await board_of(rows["mine"], first)
-    assert "Clasificación final" in board and SECRET in board
-    assert f"/mesa/{first}/repeticion/" not in board and f"/mesa/{first}/partida.json" not in board
+    waiting = Tab(rows["mine"], first)
+    try:
+        assert await waiting.open()
+        await waiting.wait_for(lambda: bool(waiting.boards))
+        board = waiting.board
+        assert "Clasificación final" in board and SECRET in board
+        assert f"/mesa/{first}/repeticion/" not in board and f"/mesa/{first}/partida.json" not in board
 
-    # every table finished: anyone may watch, and the final board offers the replay
-    await database_sync_to_async(finish)(second)
+        # every table finished: the page left open is drawn again with the replay, and anyone may watch
+        await database_sync_to_async(finish)(second)
+        await waiting.wait_for(lambda: f"/mesa/{first}/repeticion/" in waiting.board)
+        assert SECRET not in waiting.board and f"/mesa/{first}/partida.json" in waiting.board
+    finally:
+        await waiting.close()
     for table_id in (first, second):
         board = await board_of(rows["stranger"], table_id)
         assert "Clasificación final" in board and SECRET not in board
