@@ -5,11 +5,11 @@ NUL byte (which PostgreSQL refuses in a query: ``ValueError`` from psycopg, a 50
 character, or bytes that are not UTF-8 (``%ff``).  So:
 
 * ``RefuseBadBytes``, a middleware near the top of ``MIDDLEWARE``, answers 400 to any request whose path
-  or query string (keys and values, percent-decoded) holds such bytes, whose form fields (posted) hold a NUL,
-  or whose cookies hold a control character (a session cookie ``"\\000..."`` would reach the sessions'
-  table), or whose query holds a whole number past the database's integers (``bad_query``).  Nothing
-  below it (the session, the user, the CSRF check, the views, the admin's list filters) sees such a
-  request.
+  or query string (keys and values, percent-decoded) holds such bytes, whose cookies hold a control
+  character (a session cookie ``"\\000..."`` would reach the sessions' table), whose query holds a whole
+  number past the database's integers (``bad_query``), whose form holds a NUL, or whose admin action names
+  rows by anything but their numbers (``ROW_NUMBERS``).  Nothing below it (the session, the user, the
+  CSRF check, the views, the admin's list filters and actions) sees such a request.
 * ``RefuseBadSockets`` does the same for a socket's handshake (``pocha_site/asgi.py``): it is closed
   before it opens (Daphne answers 403), as ``deny_socket`` does for a socket path that matches no route
   (``games/live/routing.py``).
@@ -38,6 +38,10 @@ BIGGEST_INTEGER = 2**63 - 1
 _BIG_NUMBER = re.compile(r"[+-]?0*[0-9]{19,}")
 #: The one query parameter whose value is free text (the admin's search).
 FREE_TEXT = "q"
+#: Form fields that hold only rows' numbers: the admin's ticked rows for an action, which Django's admin
+#: hands to ``pk__in`` unchecked (``abc``, an empty one or twenty digits was a 500).
+ROW_NUMBERS = {"_selected_action"}
+_ROW_NUMBER = re.compile(r"[1-9][0-9]{0,18}")
 
 
 def unreadable(raw: bytes) -> bool:
@@ -92,11 +96,20 @@ def _request_path(request: HttpRequest) -> bytes:
     return request.path_info.encode("utf-8")
 
 
-def _posted_nul(request: HttpRequest) -> bool:
-    if request.method != "POST":
-        return False
-    fields: Iterable[tuple[str, list[str]]] = request.POST.lists()
-    return any("\x00" in key or any("\x00" in value for value in values) for key, values in fields)
+def row_number(value: str) -> bool:
+    """``value`` is a row's number as the site writes it (as ``pocha_site.converters.IdConverter``)."""
+    return _ROW_NUMBER.fullmatch(value) is not None and int(value) <= BIGGEST_INTEGER
+
+
+def bad_form(fields: Iterable[tuple[str, list[str]]]) -> bool:
+    """A posted form with a NUL in a field's name or value (a text may hold new lines and tabs), or a field
+    of ``ROW_NUMBERS`` that is not a row's number."""
+    for key, values in fields:
+        if "\x00" in key or any("\x00" in value for value in values):
+            return True
+        if key in ROW_NUMBERS and not all(row_number(value) for value in values):
+            return True
+    return False
 
 
 def refusal(request: HttpRequest) -> str | None:
@@ -107,7 +120,7 @@ def refusal(request: HttpRequest) -> str | None:
         return "query string"
     if bad_cookies(request.META.get("HTTP_COOKIE", "")):
         return "cookie"
-    if _posted_nul(request):
+    if request.method == "POST" and bad_form(request.POST.lists()):
         return "form field"
     return None
 

@@ -12,7 +12,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
 from django.test import Client
 
-from pocha_site.bad_bytes import bad_cookies, bad_path, bad_query, socket_refusal
+from pocha_site.bad_bytes import bad_cookies, bad_form, bad_path, bad_query, socket_refusal
 
 SPANISH = "La dirección o el formulario llevan caracteres que no pueden llevar."
 ENGLISH = "The address or the form holds characters it cannot hold."
@@ -98,6 +98,10 @@ def test_the_checks_themselves() -> None:
     assert not bad_query(b"id=9223372036854775807") and not bad_query(b"q=99999999999999999999")
     assert not bad_query(b"id=0000000000000000000000001")  # leading zeros: the number is small
     assert bad_cookies(NUL_COOKIE) and not bad_cookies("sessionid=abc; csrftoken=def")
+    assert bad_form([("text", ["a\x00"])]) and not bad_form([("text", ["a\r\nb\tc"])])
+    assert not bad_form([("_selected_action", ["1", "9223372036854775807"])])
+    for rows in (["abc"], [""], ["0"], ["01"], ["-1"], ["1", "9223372036854775808"]):
+        assert bad_form([("_selected_action", rows)]), rows
 
 
 def _scope(path: str, raw_path: bytes | None = None, query: bytes = b"", cookie: str = "") -> dict[str, Any]:
