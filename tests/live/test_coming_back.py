@@ -18,7 +18,7 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
-from games.engine import Phase
+from games.engine import Phase, Suit
 from games.live import presence
 from games.models import Seat, Table
 from games.table import actions
@@ -203,3 +203,82 @@ async def test_someone_who_left_keeps_the_bot_when_they_open_the_table_again(man
         assert 'class="leave-line"' not in tab.board
     finally:
         await tab.close()
+
+
+# -- «Mientras no estabas…»: told only to someone who was really gone, and short -----------------------------
+
+NOTICE = "Mientras no estabas"
+
+
+async def test_the_clock_running_out_while_you_are_here_is_not_while_you_were_away(manual_clock, settings):
+    """Her page is open (her socket counts) and her clock runs out: the clock bids for her, then (twice) she is
+    away and the bot plays her turns while she watches; «Vuelvo».  She never left the table: at no point does
+    her page say «Mientras no estabas…», and nothing is kept to tell her."""
+    settings.POCHA_BOT_DELAY = 0.5
+    table_id, (ana,) = await db(new_table, 3, 1, prefix="aqui")
+    tab = Tab(ana, table_id)
+    try:
+        assert await tab.open()
+        await tab.wait_for(lambda: bool(tab.board))
+        assert (await db(seat_row, table_id, 0)).sockets == 1
+        await db(go_away, table_id)  # her clock ran out twice, her page open all the while
+        seat = await db(seat_row, table_id, 0)
+        assert (seat.timeouts, seat.away, seat.bot_log) == (2, True, [])
+        table = await db(table_row, table_id)
+        await tab.wait_for(lambda: tab.seq == table.seq)
+        assert NOTICE not in tab.board and GONE in tab.board
+        await db(advance_to, table_id, 0)
+        seq = await db(make_due, table_id)
+        assert await db(actions.do_due, table_id, seq) is not None  # the bot plays her turn at once: she sees it
+        assert (await db(seat_row, table_id, 0)).bot_log == []
+        table = await db(table_row, table_id)
+        await tab.send({"action": "back", "seq": str(table.seq)})  # «Vuelvo»
+        await tab.wait_for(lambda: tab.seq > table.seq)
+        assert GONE not in tab.board and NOTICE not in tab.board
+    finally:
+        await tab.close()
+
+
+async def test_after_leaving_the_game_the_notice_sums_the_rounds_up(manual_clock, settings):
+    """She leaves a whole game on its first turn and closes the page; the bot plays her seat to the end (every
+    round's bid, every card).  Opening the table then, the final board tells her what the bot did in one short
+    sentence — how many rounds it bid in and how many cards it played, as her seat's log says — not every bid
+    in a row."""
+    table_id, (ana,) = await db(new_table, 3, 1, prefix="resumen")
+    tab = Tab(ana, table_id)
+    assert await tab.open()
+    await tab.wait_for(lambda: bool(tab.board))
+    seq = tab.seq
+    await tab.send({"action": "leave"})
+    await tab.wait_for(lambda: tab.seq > seq)
+    await tab.close()
+    await eventually(lambda: seat_row(table_id, 0).sockets == 0, "her socket to stop counting")
+
+    def play_to_the_end() -> Table:
+        for _ in range(2000):
+            table = table_row(table_id)
+            if table.status != Table.Status.PLAYING:
+                return table
+            assert actions.do_due(table_id, make_due(table_id)) is not None
+        raise AssertionError("the game did not end")
+
+    table = await db(play_to_the_end)
+    assert table.status == Table.Status.FINISHED
+    seat = await db(seat_row, table_id, 0)
+    bids = [entry["bid"] for entry in seat.bot_log if "bid" in entry]
+    cards = sum(1 for entry in seat.bot_log if "play" in entry)
+    rounds = table.round_number
+    assert len(bids) == rounds > 3 and cards > rounds, (rounds, seat.bot_log[:5])
+    page = await db(open_page, ana, table_id)
+    notice = re.search(r'<p class="bot-notice">(.*?)</p>', page, re.S)
+    assert notice is not None, page[:3000]
+    trumps = [Suit(entry["trump"]) for entry in seat.bot_log if "trump" in entry]  # auctions she won
+    chose = ""
+    if len(trumps) == 1:
+        chose = f", eligió {trumps[0].name_es} de triunfo"
+    elif trumps:
+        chose = f", eligió el triunfo {len(trumps)} veces"
+    assert notice.group(1) == (
+        f"Mientras no estabas, el bot pidió en {rounds} rondas{chose} y jugó {cards} cartas por ti."
+    ), seat.bot_log
+    assert "Clasificación final" in page and 'data-forfeit="left">abandonó</span>' in page

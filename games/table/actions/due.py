@@ -167,7 +167,8 @@ def apply_due(step: Thinking, action: Action) -> TableChanged | None:
         if by_clock:
             seat.timeouts += 1
             seat.away = seat.away or seat.timeouts >= 2
-        seat.bot_log = [*seat.bot_log, logged(action)]  # told to them when they are back
+        if seat.sockets == 0 or seat.left:  # told to them when they are back; not a turn they saw played
+            seat.bot_log = [*seat.bot_log, logged(action)]
         seat.save(update_fields=["timeouts", "away", "bot_log"])
         return apply(table, seat.position, action, game=game, by_bot=not by_clock, by_clock=by_clock)
 
