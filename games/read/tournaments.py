@@ -5,7 +5,8 @@ profile.
 
 A tournament's page is drawn from ``TournamentRows``, read by ``read_tournament`` in two queries before the start
 and after the end (the tournament with its pool; the registrations or the tables' seats) and three while it is
-played (the rounds' results too, from which the standings are worked out as ``runner.current_standings`` does).
+played (the rounds' results too, from which the standings are worked out as ``runner.current_standings`` does,
+counting only what every table of a game has finished: ``settled``).
 The page's socket (``games.live.consumers.TournamentConsumer``) reads them once per change per process and
 draws each viewer's live parts from them with no query (``render_live``).
 """
