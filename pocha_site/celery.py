@@ -22,6 +22,10 @@ PostgreSQL connection, whose new backend process costs the database more than th
 
 Supervision (``deploy/supervisord.conf``, the systemd units) restarts a worker or beat that exits
 anyway.
+
+A worker that starts (``worker_ready``) looks for study work at once and again once a claim left by a worker
+that died just before is silent enough to be taken up (``POCHA_ANALYSIS_STALE``): an analysis cut short by a
+worker's death goes on as soon as a worker is back, even without beat (whose ``sweep_study`` looks every 2 s).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any
 
 from celery import Celery
 from celery.fixups.django import DjangoFixup, DjangoWorkerFixup
+from celery.signals import worker_ready
 from celery.worker.consumer import Consumer
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pocha_site.settings")
@@ -128,6 +133,27 @@ app.conf.update(
     # The tasks live with the rest of the live transport (games/live/), not in an app's ``tasks`` module.
     imports=("games.live.tasks",),
 )
+
+
+@worker_ready.connect
+def look_for_study_work(sender: Any = None, **kwargs: Any) -> None:
+    """The worker is up: study work is looked for now (work whose message was lost while no worker ran) and
+    once more when the first job held by a worker (its dead predecessor, say) has been silent long enough to
+    be taken up (``games.study.worker.next_takeover``)."""
+    from django.db import close_old_connections, connections
+
+    from games.study import worker
+
+    try:
+        close_old_connections()
+        app.send_task("games.tasks.run_study")
+        wait = worker.next_takeover()
+        if wait is not None:
+            app.send_task("games.tasks.run_study", countdown=wait + 0.5)
+    except Exception:
+        log.warning("the worker could not send for the study work at its start; beat's sweep will", exc_info=True)
+    finally:
+        connections.close_all()  # the worker's main process runs no task: it keeps no connection
 
 
 def ping(timeout: float = 1.0) -> Any:

@@ -682,8 +682,9 @@ POCHA_ANALYSIS_THREAD = study.count(
 )
 POCHA_ANALYSIS_STALE = study.seconds(
     "POCHA_ANALYSIS_STALE",
-    120,
-    "seconds a running analysis may go without a sign of life before another worker takes it up again",
+    10,
+    "seconds a running analysis (or practice yardstick, or par) may go without a sign of life before another "
+    "worker takes it up again: its worker died (a live one signs every fifth of this, even mid-search)",
 )
 
 # --- Database and messaging (besides POCHA_CONN_MAX_AGE and POCHA_DB_POOL_MAX) ---------------------
@@ -702,8 +703,9 @@ CELERY_BEAT_SCHEDULE = {
     "pocha-sweep-due": {"task": "games.tasks.sweep_due", "schedule": 2.0},
     # Sockets of ASGI processes that stopped beating (killed, frozen) stop counting, even if none is left.
     "pocha-sweep-presence": {"task": "games.tasks.sweep_presence", "schedule": POCHA_PRESENCE_BEAT},
-    # Analyses and practice yardsticks whose message was lost, or whose worker died mid-way.
-    "pocha-sweep-study": {"task": "games.tasks.sweep_study", "schedule": 10.0},
+    # Analyses and practice yardsticks whose message was lost, or whose worker died mid-way (silent for
+    # POCHA_ANALYSIS_STALE seconds): taken up again within 2 s of that.
+    "pocha-sweep-study": {"task": "games.tasks.sweep_study", "schedule": 2.0},
     # Tournaments whose start time passed, whose tables are late, or whose table's end message was lost.
     "pocha-sweep-tournaments": {"task": "games.tasks.sweep_tournaments", "schedule": 2.0},
 }

@@ -41,7 +41,7 @@ SERVICES_DIRECTORIES = {"live", "leaderboard", "faults"}
 ONCE_DIRECTORIES = {"engine", "browser", "architecture"}
 #: Modules whose tests talk only to servers of their own on SQLite files (``support.server.sqlite_site``),
 #: whatever the suite's database: they run once.
-ONCE_MODULES = {"live/test_restart.py", "live/test_chips_restart.py"}
+ONCE_MODULES = {"live/test_restart.py", "live/test_chips_restart.py", "live/test_analysis_restart.py"}
 #: Modules that reach Redis (the cache, the channel layer) in services mode without a database.
 REDIS_MODULES = {"test_ratelimit.py", "test_redis_cancel.py"}
 #: Fixtures that give a test the database (or a client whose requests use it).

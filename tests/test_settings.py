@@ -59,7 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "POCHA_HUB_CHANNEL": "",
     "POCHA_ANALYSIS_WORLDS": 0,
     "POCHA_ANALYSIS_THREAD": 1,
-    "POCHA_ANALYSIS_STALE": 120.0,
+    "POCHA_ANALYSIS_STALE": 10.0,
     "TRUSTED_PROXIES": (),
 }
 #: Read with the database (``database_settings``), not module attributes of their own.

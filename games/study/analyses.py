@@ -9,9 +9,14 @@ have not finished (the running ones included).
 The job (``run``) takes the oldest waiting analysis with a compare-and-set on its status, so that two
 workers never work on the same one, and analyses the game round by round from its record
 (``games.engine.analysis.analyse_round``: every decision from its seat's view, a fixed number of worlds from
-the analysis's seed, so the same seed gives the same marks).  Each finished round is saved as it comes, with
-the worker's sign of life: the page's progress bar fills from ``rounds_done``, and an analysis whose worker
-died is taken up again from its last saved round (``POCHA_ANALYSIS_STALE``).
+the analysis's seed, so the same seed gives the same marks).  Each finished round is saved as it comes: the
+page's progress bar fills from ``rounds_done``.
+
+A claim is the worker's: its ``started_at`` is the claim's own mark, and every later write of that worker
+(``touch``, a round saved, the end) is a compare-and-set on it, so that a worker that lost its claim writes
+nothing more.  While it searches, the worker signs its life (``touch``, ``beat_at``) every fifth of
+``POCHA_ANALYSIS_STALE`` (``games.study.worker.beating``); an analysis not heard from for that long (10 s) is
+taken up again by the next worker that looks, from its last saved round: its worker died.
 """
 
 from __future__ import annotations
@@ -139,14 +144,26 @@ def status_of(analysis: Analysis) -> dict[str, Any]:
 
 
 def _stale() -> Q:
+    """Running analyses whose worker has not signed its life for ``POCHA_ANALYSIS_STALE`` seconds."""
     cutoff = timezone.now() - timedelta(seconds=float(settings.POCHA_ANALYSIS_STALE))
     return Q(status=Analysis.Status.RUNNING) & (Q(beat_at__lt=cutoff) | Q(beat_at__isnull=True))
+
+
+def _mine(analysis: Analysis) -> Q:
+    """The row as long as it is still this worker's claim: running, and claimed when this one claimed it."""
+    return Q(pk=analysis.pk, status=Analysis.Status.RUNNING, started_at=analysis.started_at)
+
+
+def touch(analysis: Analysis) -> bool:
+    """The worker's sign of life on the analysis it is working out: whether it is still its own (False once
+    another worker took it up, or it was asked for again after a failure)."""
+    return bool(Analysis.objects.filter(_mine(analysis)).update(beat_at=timezone.now()))
 
 
 def claim() -> Analysis | None:
     """The oldest waiting analysis (or a running one whose worker went quiet), now this worker's: None if
     there is none.  A compare-and-set on the row's status and sign of life: another worker that read the same
-    row loses and looks again."""
+    row loses and looks again.  The claim's time (``started_at``) marks it as this worker's."""
     for _attempt in range(5):
         candidate = (
             Analysis.objects.filter(Q(status=Analysis.Status.QUEUED) | _stale())
@@ -177,17 +194,17 @@ def run(analysis: Analysis, compute: Compute = direct) -> Analysis:
         for number in range(len(rounds) + 1, analysis.rounds_total + 1):
             done = compute(engine_analysis.analyse_round, record, number, seed=analysis.seed, worlds=analysis.worlds)
             rounds.append(done.as_json())
-            saved = Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.RUNNING).update(
+            saved = Analysis.objects.filter(_mine(analysis)).update(
                 rounds=rounds, rounds_done=number, beat_at=timezone.now()
             )
-            if not saved:  # queued again (a new request after a failure) or gone: that one will be worked out
+            if not saved:  # taken up by another worker, queued again (a new request after a failure) or gone
                 return analysis
         parsed = [engine_analysis.RoundAnalysis.from_json(r) for r in rounds]
         summary = engine_analysis.summary(parsed, table.size)
     except Exception as error:
         log.exception("analysis of table %s failed", table.pk)
         return _fail(analysis, f"{type(error).__name__}: {error}")
-    Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.RUNNING).update(
+    Analysis.objects.filter(_mine(analysis)).update(
         status=Analysis.Status.DONE, summary=summary, finished_at=timezone.now(), beat_at=timezone.now()
     )
     analysis.refresh_from_db()
@@ -195,7 +212,7 @@ def run(analysis: Analysis, compute: Compute = direct) -> Analysis:
 
 
 def _fail(analysis: Analysis, why: str) -> Analysis:
-    Analysis.objects.filter(pk=analysis.pk, status=Analysis.Status.RUNNING).update(
+    Analysis.objects.filter(_mine(analysis)).update(
         status=Analysis.Status.FAILED, error=why[:200], finished_at=timezone.now()
     )
     analysis.refresh_from_db()
