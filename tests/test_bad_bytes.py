@@ -41,7 +41,8 @@ def signed_in(db: Any, django_user_model: Any) -> Client:
         "/clasificacion/?next=a%0Ab",
         "/clasificacion/?x=a+%00",
         "/accounts/fichas/?pagina=99999999999999999999",  # past the database's integers
-        "/accounts/fichas/?pagina=-9223372036854775808",
+        "/accounts/fichas/?pagina=-9223372036854775809",
+        "/accounts/fichas/?pagina=" + "9" * 5000,
         "/admin/auth/user/?groups=9223372036854775808",
     ],
 )
@@ -97,6 +98,7 @@ def test_the_checks_themselves() -> None:
     assert bad_query(b"id=9223372036854775808") and bad_query(b"id=-9223372036854775809")
     assert not bad_query(b"id=9223372036854775807") and not bad_query(b"q=99999999999999999999")
     assert not bad_query(b"id=0000000000000000000000001")  # leading zeros: the number is small
+    assert not bad_query(b"id=-9223372036854775808") and bad_query(b"id=" + b"9" * 5000)  # int() refuses 4,301
     assert bad_cookies(NUL_COOKIE) and not bad_cookies("sessionid=abc; csrftoken=def")
     assert bad_form([("text", ["a\x00"])]) and not bad_form([("text", ["a\r\nb\tc"])])
     assert not bad_form([("_selected_action", ["1", "9223372036854775807"])])

@@ -336,13 +336,11 @@ def test_the_404_page_in_english_too(client, settings):
     [
         "?pagina=-1",
         "?pagina=abc",
-        "?pagina=99999999999999999999999",
+        "?pagina=9223372036854775807",
         "?pagina=0&pagina=5",
         "?periodo=anio",
         "?start=2026-11-30",
         "?n=1000000",
-        "?%00=%00",
-        "?pagina=" + "9" * 5000,
     ],
 )
 def test_query_parameters_change_nothing(client, crowd, query):
@@ -352,6 +350,13 @@ def test_query_parameters_change_nothing(client, crowd, query):
     assert response.status_code == 200
     html = response.content.decode()
     assert table_rows(html) == table_rows(plain) and "Tu puesto: <strong>146</strong>" in html
+
+
+@pytest.mark.parametrize("query", ["?pagina=99999999999999999999999", "?%00=%00", "?pagina=" + "9" * 5000])
+def test_what_no_parameter_holds_is_a_400(client, crowd, query):
+    # a NUL byte, a number past the database's integers: refused before the page (pocha_site/bad_bytes.py)
+    client.force_login(crowd[4])
+    assert client.get("/clasificacion/" + query).status_code == 400
 
 
 def test_only_reading(client):
