@@ -6,7 +6,7 @@
 //    what must come after the trick (a round's result, the final ranking) is revealed only then;
 //  * your turn: a short sound (mute toggle remembered per browser), the tab title and favicon, a
 //    vibration where allowed, and an announcement for screen readers; the clock turns urgent at 5 s;
-//  * tapping a card you may not play says why, next to the hand;
+//  * tapping a card you may not play says why, just above the hand (the felt gives way to it);
 //  * the keyboard: arrow keys through the hand (and the bids), Enter or Space to play;
 //  * table talk bubbles by the seat, each player mutable per viewer.
 // Every step is also recorded in window.pochaEvents (type, time) for the browser tests.
@@ -350,16 +350,24 @@
   function hint(text) {
     var el = document.getElementById("hand-hint");
     if (!el) return;
-    el.textContent = text;
-    // Just above the hand, wherever the page is scrolled to.
-    var hand = document.querySelector("#hand .hand");
-    if (hand) {
-      var top = hand.getBoundingClientRect().top - el.offsetHeight - 6;
-      el.style.top = Math.max(4, Math.min(top, window.innerHeight - el.offsetHeight - 4)) + "px";
-      el.style.bottom = "auto";
-    }
+    // Just above the hand, in the table's column: the felt gives way to it (as to the flash), so that it
+    // covers nothing (drawn over the felt, it hid the player's own seat and clock).  Where the felt is at
+    // its smallest already, the page grows instead: it scrolls by as much, so that the hand stays where the
+    // finger is, and back when the note goes.
+    var hand = document.getElementById("hand");
+    if (hand && hand.parentNode && el.nextElementSibling !== hand) hand.parentNode.insertBefore(el, hand);
+    keepInPlace(hand, function () { el.textContent = text; });
     window.clearTimeout(hintTimer);
-    hintTimer = window.setTimeout(function () { el.textContent = ""; }, 3500);
+    hintTimer = window.setTimeout(function () {
+      keepInPlace(document.getElementById("hand"), function () { el.textContent = ""; });
+    }, 3500);
+  }
+  function keepInPlace(anchor, change) {
+    var before = anchor ? anchor.getBoundingClientRect().top : 0;
+    change();
+    if (!anchor) return;
+    var moved = anchor.getBoundingClientRect().top - before;
+    if (Math.abs(moved) > 0.5) window.scrollBy(0, moved);
   }
 
   document.addEventListener("click", function (event) {

@@ -32,7 +32,7 @@ KINDS: list[tuple[str, str]] = [
     (
         "panel",
         "#round-result, #last-trick, #talk-panel, .share, ol.ranking, .rematch, #flash, #connection,"
-        " .bid-buttons, .trump-buttons, .final-links, .replay-now, .trick-area",
+        " .bid-buttons, .trump-buttons, .final-links, .replay-now, .trick-area, #hand-hint",
     ),
 ]
 
@@ -142,7 +142,13 @@ def layout_report(page: Any, overlays: tuple[str, ...] = ()) -> dict[str, Any]:
     page.evaluate(SETTLED)
     report: dict[str, Any] = page.evaluate(
         OVERLAPS,
-        {"kinds": KINDS, "fanned": FANNED, "tolerance": TOLERANCE, "overlays": list(overlays), "width": width},
+        {
+            "kinds": KINDS,
+            "fanned": FANNED,
+            "tolerance": TOLERANCE,
+            "overlays": list(overlays),
+            "width": width,
+        },
     )
     add_width_problem(report, width)
     return report
@@ -226,3 +232,134 @@ def index_problems(page: Any) -> tuple[int, list[str]]:
                     problems.append(f"{card['card']}: its {part} is {w:.1f} px under the next card {other}")
                     break
     return len(cards), problems
+
+
+# -- the seats' plates ------------------------------------------------------------------------------
+
+#: What a seat's plate shows, by kind: each must show whole (not cut short by its own box or an ellipsis,
+#: inside the badge) wherever it is shown.
+PLATE_PARTS: dict[str, str] = {
+    "name": ".seat-name",
+    "level": ".seat-level",
+    "dealer": ".tag.dealer",
+    "away": ".tag.bot-plays",
+    "bot": ".bot-tag",
+    "tag": ".tag:not(.seat-level, .dealer, .bot-plays, .bot-tag)",
+    "score": ".seat-score",
+    "clock": ".clock",
+}
+
+PLATES = """
+(parts) => {
+  const shown = (el) => !el.closest('.visually-hidden, [hidden]') && el.checkVisibility
+    && el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  return Array.from(document.querySelectorAll('#felt li.seat')).filter(shown).map((seat) => {
+    const badge = seat.querySelector('.badge').getBoundingClientRect();
+    const found = {};
+    const problems = [];
+    for (const [kind, selector] of Object.entries(parts)) {
+      for (const el of seat.querySelectorAll(selector)) {
+        if (!shown(el)) continue;
+        // the words a reader sees (the visually hidden ones left out)
+        const copy = el.cloneNode(true);
+        copy.querySelectorAll('.visually-hidden').forEach((h) => h.remove());
+        const text = copy.textContent.replace(/\\s+/g, ' ').trim();
+        (found[kind] = found[kind] || []).push(text);
+        const r = el.getBoundingClientRect();
+        const style = getComputedStyle(el);
+        const why = [];
+        if (!text) why.push('no text');
+        if (el.scrollWidth > el.clientWidth + 1) why.push(`${el.scrollWidth} px of text in ${el.clientWidth} px across`);
+        if (el.scrollHeight > el.clientHeight + 1) why.push(`${el.scrollHeight} px of text in ${el.clientHeight} px down`);
+        if (style.textOverflow === 'ellipsis' && style.overflowX !== 'visible' && el.scrollWidth > el.clientWidth) why.push('an ellipsis');
+        if (r.left < badge.left - 1 || r.right > badge.right + 1 || r.top < badge.top - 1 || r.bottom > badge.bottom + 1) {
+          why.push(`outside its badge (${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)})`);
+        }
+        if (why.length) problems.push(`${kind} "${text}": ${why.join(', ')}`);
+      }
+    }
+    return {seat: seat.id, slot: (seat.className.match(/slot-(\\d+)/) || [])[1], me: seat.classList.contains('me'),
+            found, problems};
+  });
+}
+"""
+
+
+def plate_report(page: Any) -> list[dict[str, Any]]:
+    """Each seat's plate as it shows: what it shows of each kind (``found``: the texts) and what is cut."""
+    result: list[dict[str, Any]] = page.evaluate(PLATES, PLATE_PARTS)
+    return result
+
+
+def check_plates(page: Any, where: str, seats: int, **expected: Any) -> list[dict[str, Any]]:
+    """Fail if any part of a plate is cut; ``seats``: how many plates there must be; ``expected``: kind →
+    the plates (by their ids) that must show it, or a count of plates that must."""
+    plates = plate_report(page)
+    assert len(plates) == seats, f"{where}: {len(plates)} plates, expected {seats}"
+    problems = [f"{p['seat']}: {problem}" for p in plates for problem in p["problems"]]
+    assert not problems, f"{where}:\n  " + "\n  ".join(problems)
+    for kind, wanted in expected.items():
+        showing = [p["seat"] for p in plates if p["found"].get(kind)]
+        if isinstance(wanted, int):
+            assert len(showing) >= wanted, (
+                f"{where}: {kind} shown on {showing}, expected on at least {wanted}: {plates}"
+            )
+        else:
+            missing = set(wanted) - set(showing)
+            assert not missing, f"{where}: no {kind} shown on {sorted(missing)}: {plates}"
+    return plates
+
+
+# -- tapping the hand -------------------------------------------------------------------------------
+
+#: The least a card of the hand keeps in view to be tapped, across and down (px): WCAG 2.5.8 asks 24 by
+#: 24; a hand of up to 13 cards keeps more than this at 375 px (two rows) and on a desktop (one row).
+TAP_ACROSS = 40
+TAP_DOWN = 32
+
+# For each card of the hand: the largest rectangle of it that no card drawn after it covers (its exposed
+# part), and whether a tap at that rectangle's middle lands on this very card (``elementFromPoint``).
+TARGETS = """
+() => {
+  const cards = Array.from(document.querySelectorAll('#hand button.card'));
+  const rects = cards.map((c) => c.getBoundingClientRect());
+  return cards.map((card, i) => {
+    const r = rects[i];
+    const over = rects.slice(i + 1).filter((o) => o.left < r.right && o.right > r.left && o.top < r.bottom && o.bottom > r.top);
+    const cuts = (lo, hi, edges) => [...new Set([lo, hi, ...edges.filter((v) => v > lo && v < hi)])].sort((a, b) => a - b);
+    const xs = cuts(r.left, r.right, over.flatMap((o) => [o.left, o.right]));
+    const ys = cuts(r.top, r.bottom, over.flatMap((o) => [o.top, o.bottom]));
+    let best = null;
+    for (let a = 0; a < xs.length; a++) for (let b = a + 1; b < xs.length; b++)
+      for (let c = 0; c < ys.length; c++) for (let d = c + 1; d < ys.length; d++) {
+        const box = {left: xs[a], right: xs[b], top: ys[c], bottom: ys[d]};
+        if (over.some((o) => o.left < box.right - 0.5 && o.right > box.left + 0.5
+                             && o.top < box.bottom - 0.5 && o.bottom > box.top + 0.5)) continue;
+        const w = box.right - box.left, h = box.bottom - box.top;
+        if (!best || Math.min(w, h) > Math.min(best.w, best.h)) best = {w, h, x: (box.left + box.right) / 2, y: (box.top + box.bottom) / 2};
+      }
+    const hit = document.elementFromPoint(best.x, best.y);
+    return {card: card.dataset.card, across: best.w, down: best.h, x: best.x, y: best.y,
+            hit: hit ? (hit.closest('button.card') === card ? 'itself' : (hit.closest('button.card') || hit).outerHTML.slice(0, 80)) : null};
+  });
+}
+"""
+
+
+def tap_problems(
+    page: Any, across: float = TAP_ACROSS, down: float = TAP_DOWN
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """(each card's exposed part, what is wrong): every card of the hand must keep an exposed part at least
+    ``across`` by ``down`` px, and a tap at its middle must land on that card's own button."""
+    page.locator("#hand").scroll_into_view_if_needed()
+    page.evaluate(SETTLED)
+    cards: list[dict[str, Any]] = page.evaluate(TARGETS)
+    problems = []
+    for card in cards:
+        if card["across"] < across - TOLERANCE or card["down"] < down - TOLERANCE:
+            problems.append(
+                f"{card['card']}: {card['across']:.1f}x{card['down']:.1f} px in view, less than {across}x{down}"
+            )
+        if card["hit"] != "itself":
+            problems.append(f"{card['card']}: a tap at {card['x']:.0f},{card['y']:.0f} lands on {card['hit']}")
+    return cards, problems

@@ -1,6 +1,8 @@
 """Every screen a player sees, laid out without overlaps at 375×812 (a phone, by touch) and 1280×800 (a
 desktop): nothing drawn over anything else and nothing wider than the screen (``layout.check_layout``),
-and every card of a fanned hand showing its whole index (``layout.index_problems``).
+every card of a fanned hand showing its whole index (``layout.index_problems``), every seat's plate
+showing its name, level, tags, score and clock whole (``layout.check_plates``), and every card of a long
+hand keeping a part in view that a tap reaches (``layout.tap_problems``).
 
 The walk, at each size, in one browser (a person of its own for each demo table: nobody plays two at once):
 
@@ -10,16 +12,23 @@ The walk, at each size, in one browser (a person of its own for each demo table:
   opened, the «Demasiados mensajes» warning, the trump choice;
 * the last two tricks of a round at four: a trick in play, «Última baza», each completed trick held up
   with every seat's card on the felt, the round's result;
-* a round at six: the bidding, a trick in play, a completed trick with every active seat's card;
-* the final board (ranking, rematch, links, «Marcador por rondas»), and on it, with the DOM altered
-  (the engine deals neither yet), the felt at 3 to 8 seats with a card played in every slot and a hand
-  of 13 cards;
+* a round at six and one at eight (se dobla): the bidding, a trick in play, a completed trick with every
+  active seat's card, the plates whole each time;
+* a hand of 13 (se dobla at three) while bidding: the index and a tap target for every card, and the note
+  a refused card gives, over nothing and moving nothing;
+* the final board (ranking, rematch, links, «Marcador por rondas»), and on it, with the DOM altered, the
+  felt at 3 to 8 seats with a card played in every slot, the plates at their fullest (long names, levels,
+  away, the turn's clock and the deal at each seat in turn, blind bids at 7 and 8) over a hand of 13
+  cards, and the note on a refused card;
 * the replay (at the start and with a trick on its felt), the profile, the rankings and the wallet.
 
 A completed trick, a round's result and «Última baza» (opened with the first card of a trick that has it)
 are checked the moment the page shows them, by a listener on the page's own events (``pocha:trick-complete``,
-``pocha:result-shown``, ``pocha:card``); the page asks for reduced motion, so no card is in flight then.  ``test_the_checker_finds_what_it_is_for`` plants overlaps and a page too
-wide, and checks that the same check fails on them.
+``pocha:result-shown``, ``pocha:card``); the page asks for reduced motion, so no card is in flight then.
+``test_the_checker_finds_what_it_is_for`` plants overlaps and a page too wide, and checks that the same
+check fails on them; the final board's walk breaks a plate, the hand and a card's place and sees the
+plate, index, tap and overlap checks fail.  The screens of the tables at four, six and eight and of the
+hand of 13 are saved in ``screenshot_dir`` (``POCHA_SCREENSHOT_DIR``; README's pictures come from them).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,7 +46,21 @@ from playwright.sync_api import expect
 from support.server import Daphne
 
 from . import pages
-from .layout import FANNED, KINDS, OVERLAPS, TOLERANCE, add_width_problem, check_layout, index_problems, layout_report
+from .layout import (
+    FANNED,
+    KINDS,
+    OVERLAPS,
+    PLATE_PARTS,
+    PLATES,
+    TOLERANCE,
+    add_width_problem,
+    check_layout,
+    check_plates,
+    index_problems,
+    layout_report,
+    plate_report,
+    tap_problems,
+)
 from .pages import BrowserPerson
 
 REAL_PACE = True  # tricks held up and rounds' results shown, as people see them (conftest.pocha_server_process)
@@ -56,12 +80,14 @@ MY_TURN = """kind => {
 CHECK_ON_EVENTS = """
 (() => {
   const check = %s;
+  const plates = %s;
+  const parts = %s;
   const options = {kinds: %s, fanned: %s, tolerance: %s, overlays: [], width: %s};
   window.__layoutLog = [];
   for (const type of ['trick-complete', 'result-shown', 'final-shown']) {
     document.addEventListener('pocha:' + type, (event) => {
       const root = document.getElementById('table-root');
-      window.__layoutLog.push({type, detail: event.detail.detail, report: check(options),
+      window.__layoutLog.push({type, detail: event.detail.detail, report: check(options), plates: plates(parts),
                                held: !!root && root.classList.contains('holding')});
     });
   }
@@ -127,8 +153,13 @@ def log(page: Any, kind: str) -> list[dict[str, Any]]:
     return [e for e in page.evaluate("() => window.__layoutLog || []") if e["type"] == kind]
 
 
-def check_logged(page: Any, entry: dict[str, Any], where: str, **at_least: int) -> None:
-    """A check the page made at one of its events (CHECK_ON_EVENTS), as ``check_layout`` would."""
+def check_logged(page: Any, entry: dict[str, Any], where: str, plates: int = 0, **at_least: int) -> None:
+    """A check the page made at one of its events (CHECK_ON_EVENTS), as ``check_layout`` would; ``plates``:
+    how many seats' plates it must have found, none of them cut (``check_plates``)."""
+    if plates:
+        assert len(entry["plates"]) == plates, f"{where}: {len(entry['plates'])} plates, expected {plates}"
+        cut = [f"{p['seat']}: {problem}" for p in entry["plates"] for problem in p["problems"]]
+        assert not cut, f"{where}:\n  " + "\n  ".join(cut)
     report = entry["report"]
     add_width_problem(report, page.viewport_size["width"])
     assert not report["problems"], f"{where}:\n  " + "\n  ".join(report["problems"])
@@ -178,7 +209,8 @@ def walker(chromium: Any, pocha_server: Daphne, request: pytest.FixtureRequest) 
         reduced_motion="reduce",
     )
     person.context.add_init_script(
-        CHECK_ON_EVENTS % (OVERLAPS, _js(KINDS), _js(FANNED), TOLERANCE, VIEWPORTS[size]["width"])
+        CHECK_ON_EVENTS
+        % (OVERLAPS, PLATES, _js(PLATE_PARTS), _js(KINDS), _js(FANNED), TOLERANCE, VIEWPORTS[size]["width"])
     )
     yield size, person
     person.context.close()
@@ -239,7 +271,7 @@ def test_the_checker_finds_what_it_is_for(chromium: Any) -> None:
 
 
 @pytest.mark.parametrize("walker", ["phone", "desktop"], indirect=True)
-def test_every_screen_at_both_sizes(pocha_server: Daphne, walker: Any) -> None:
+def test_every_screen_at_both_sizes(pocha_server: Daphne, walker: Any, screenshot_dir: Path) -> None:
     size, person = walker
     page = person.page
     touch = size == "phone"
@@ -269,8 +301,12 @@ def test_every_screen_at_both_sizes(pocha_server: Daphne, walker: Any) -> None:
     expect(page.get_by_role("button", name="Levantarse")).to_have_count(0)
 
     walk_an_auction(pocha_server, page, name, size, touch)
-    walk_the_last_tricks(pocha_server, page, name, size, touch)
-    walk_a_trick_at_six(pocha_server, page, name, size, touch)
+    walk_the_last_tricks(pocha_server, page, name, size, touch, screenshot_dir)
+    walk_a_trick_at(pocha_server, page, name, size, touch, screenshot_dir, 6, 5, "--round", "8")
+    walk_a_trick_at(
+        pocha_server, page, name, size, touch, screenshot_dir, 8, 8, "--rules", "se-dobla:sencillas", "--round", "4"
+    )
+    walk_a_hand_of_13(pocha_server, page, name, size, touch, screenshot_dir)
     page.context.clear_cookies()
     log_in(page, name)  # back to the person who played the finished table
     walk_the_final_board(page, size, final_id)
@@ -333,9 +369,10 @@ def walk_an_auction(server: Daphne, page: Any, name: str, size: str, touch: bool
     raise AssertionError("a bot outbid 8 in three auctions in a row: the trump choice was never offered")
 
 
-def walk_the_last_tricks(server: Daphne, page: Any, name: str, size: str, touch: bool) -> None:
-    """The last two tricks of round 8 at four: a trick in play, «Última baza», both completed tricks
-    (checked the moment they are held up, every seat's card on the felt), and the round's result."""
+def walk_the_last_tricks(server: Daphne, page: Any, name: str, size: str, touch: bool, shots: Path) -> None:
+    """The last two tricks of round 8 at four: a trick in play (every plate whole), «Última baza», both
+    completed tricks (checked the moment they are held up, every seat's card on the felt), and the
+    round's result."""
     visit(server, page, f"{name}-t", "--round", "8", "--tricks", "6")
     played = 0
     deadline = time.monotonic() + WALK_TIMEOUT
@@ -345,6 +382,9 @@ def walk_the_last_tricks(server: Daphne, page: Any, name: str, size: str, touch:
         )
         if page.evaluate(MY_TURN, "play"):
             check_layout(page, f"{size}: a trick in play (trick {7 + played})", seat=4)
+            check_plates(page, f"{size}: the plates at four", 4, name=4, level=1, dealer=1, clock=1)
+            if not played:
+                shoot(page, shots / f"{size}-seats-4.png")
             before = len(log(page, "trick-complete"))
             press(page, page.locator("#hand button.card.playable").first, touch)
             page.wait_for_function(
@@ -361,7 +401,8 @@ def walk_the_last_tricks(server: Daphne, page: Any, name: str, size: str, touch:
     for entry in completed:
         assert entry["held"], "the trick was checked after it had been swept"
         assert entry["detail"]["cards"] == 4
-        check_logged(page, entry, f"{size}: trick {entry['detail']['key']} held up at four", seat=4, played_card=4)
+        where = f"{size}: trick {entry['detail']['key']} held up at four"
+        check_logged(page, entry, where, plates=4, seat=4, played_card=4)
     last_tricks = log(page, "last-trick")
     assert last_tricks, "«Última baza» never showed"  # it does once a card is down in trick 7 or 8
     for entry in last_tricks:
@@ -372,22 +413,32 @@ def walk_the_last_tricks(server: Daphne, page: Any, name: str, size: str, touch:
     check_layout(page, f"{size}: the result of round 8, still up", seat=4, panel=1)
 
 
-def walk_a_trick_at_six(server: Daphne, page: Any, name: str, size: str, touch: bool) -> None:
-    """Round 8 at six (five play, the dealer rests): the bidding and a trick in play if the person is
-    dealt in, and the first trick held up with every active seat's card."""
-    visit(server, page, f"{name}-s", "--size", "6", "--round", "8")
-    expect(page.locator("#felt li.seat")).to_have_count(6)
+def walk_a_trick_at(
+    server: Daphne, page: Any, name: str, size: str, touch: bool, shots: Path, seats: int, cards: int, *args: str
+) -> None:
+    """A round at six (five play, the dealer rests) or at eight (se dobla): the bidding and a trick in
+    play if the person is dealt in (every plate whole), and the first trick held up with every active
+    seat's card (``cards``)."""
+    visit(server, page, f"{name}-s{seats}", "--size", str(seats), *args)
+    expect(page.locator("#felt li.seat")).to_have_count(seats)
+    shot = False
     deadline = time.monotonic() + WALK_TIMEOUT
     while not log(page, "trick-complete"):
-        assert time.monotonic() < deadline, "the first trick at six never completed"
+        assert time.monotonic() < deadline, f"the first trick at {seats} never completed"
         for kind in ("bid", "play"):
             if page.evaluate(MY_TURN, kind):
                 seq = page.evaluate("() => document.getElementById('table-root').dataset.seq")
-                check_layout(page, f"{size}: six seats, {kind}", seat=6)
+                check_layout(page, f"{size}: {seats} seats, {kind}", seat=seats)
+                check_plates(
+                    page, f"{size}: the plates at {seats}, {kind}", seats, name=seats, level=1, dealer=1, clock=1
+                )
                 if kind == "bid":
-                    check_index(page, f"{size}: the 8-card hand at six", 8)
+                    check_index(page, f"{size}: the hand at {seats}", page.locator("#hand button.card").count())
                     press(page, page.locator("#controls button.bid:not([disabled])").first, touch)
                 else:
+                    if not shot:
+                        shoot(page, shots / f"{size}-seats-{seats}.png")
+                        shot = True
                     press(page, page.locator("#hand button.card.playable").first, touch)
                 # the next board (a tap lost under load is made by the clock, in the end)
                 page.wait_for_function(
@@ -399,12 +450,62 @@ def walk_a_trick_at_six(server: Daphne, page: Any, name: str, size: str, touch: 
         else:
             page.wait_for_timeout(50)
     entry = log(page, "trick-complete")[0]
-    assert entry["held"] and entry["detail"]["cards"] == 5, entry["detail"]
-    check_logged(page, entry, f"{size}: the first trick held up at six", seat=6, played_card=5)
+    assert entry["held"] and entry["detail"]["cards"] == cards, entry["detail"]
+    where = f"{size}: the first trick held up at {seats}"
+    check_logged(page, entry, where, plates=seats, seat=seats, played_card=cards)
+    if not shot:
+        shoot(page, shots / f"{size}-seats-{seats}.png")
+
+
+def walk_a_hand_of_13(server: Daphne, page: Any, name: str, size: str, touch: bool, shots: Path) -> None:
+    """Round 13 of se dobla at three: 13 cards each.  While bidding: every card of the hand shows its index
+    and keeps a part in view that a tap at its middle reaches (two rows on a phone); the plates whole; a
+    tap there on a card that may not be played yet says why, just above the hand, over nothing, and the
+    hand stays where it was on the screen (on a phone the felt is at its smallest here: the page scrolls
+    by the note's height)."""
+    visit(server, page, f"{name}-13", "--size", "3", "--rules", "se-dobla:sencillas", "--round", "13")
+    page.wait_for_function(MY_TURN, arg="bid", timeout=WALK_TIMEOUT * 1000)
+    check_layout(page, f"{size}: bidding with 13 cards", seat=3, panel=1)
+    check_index(page, f"{size}: the hand of 13 while bidding", 13)
+    check_plates(page, f"{size}: the plates at three", 3, name=3, level=1, dealer=1, clock=1)
+    targets, problems = tap_problems(page)
+    assert len(targets) == 13 and not problems, f"{size}: the hand of 13:\n  " + "\n  ".join(problems)
+    shoot(page, shots / f"{size}-hand-13.png")
+    # a tap at the middle of the last card's part in view (all are refused while bidding)
+    target = targets[-1]
+    hand_top = page.locator("#hand").bounding_box()["y"]
+    reason = page.locator(f'#hand button.card[data-card="{target["card"]}"]').get_attribute("data-reason")
+    assert reason, target
+    if touch:
+        page.touchscreen.tap(target["x"], target["y"])
+    else:
+        page.mouse.click(target["x"], target["y"])
+    expect(page.locator("#hand-hint")).to_have_text(reason)
+    assert (
+        page.evaluate("() => window.pochaEvents.filter(e => e.type === 'illegal').pop().detail.card") == target["card"]
+    )
+    check_layout(page, f"{size}: the note on a refused card", seat=3, panel=2)
+    hint = page.locator("#hand-hint").bounding_box()
+    assert hint["y"] >= 0 and hint["y"] + hint["height"] <= page.locator("#hand").bounding_box()["y"] + TOLERANCE
+    assert abs(page.locator("#hand").bounding_box()["y"] - hand_top) <= TOLERANCE, "the note moved the hand"
+
+
+def shoot(page: Any, path: Path) -> None:
+    """A picture of the screen as it is, across the page's column (``screenshot_dir``: README's pictures are
+    made from these, run through ``pngquant``)."""
+    column = page.locator("main.content").bounding_box()
+    viewport = page.viewport_size
+    clip = {
+        "x": max(0, column["x"]),
+        "y": 0,
+        "width": min(column["width"], viewport["width"]),
+        "height": viewport["height"],
+    }
+    page.screenshot(path=str(path), clip=clip)
 
 
 FABRICATE = """
-({n, names, faces, hand}) => {
+({n, names, faces, hand, turn, blind}) => {
   const felt = document.getElementById('felt');
   felt.className = felt.className.replace(/\\bn-\\d+\\b/, 'n-' + n);
   const seats = felt.querySelector('#players');
@@ -412,16 +513,22 @@ FABRICATE = """
   seats.textContent = '';
   for (let k = 0; k < n; k++) {
     const li = model.cloneNode(true);
+    const on = k === turn;  // the turn (the clock) and the deal, at the same seat
+    const person = k % 2 === 0;
     li.id = 'seat-x' + k;
     li.dataset.seat = String(k);
-    li.className = 'seat slot-' + k + (k === 0 ? ' me' : '') + (k === 2 ? ' turn' : '');
+    li.className = 'seat slot-' + k + (k === 0 ? ' me' : '') + (on ? ' turn' : '') + (person && k ? ' offline' : '');
     li.querySelector('.seat-name').textContent = names[k];
-    // the tallest badges there are: the most tags a seat gets (at six the dealer rests), the turn's clock
-    li.querySelector('.seat-tags').innerHTML = k === 0 ? '<span class="tag">tú</span><span class="tag dealer">reparte</span>'
-      : k % 2 ? '<span class="tag bot-tag">bot · difícil</span><span class="tag dealer">reparte</span><span class="tag">descansa</span>'
-      : '<span class="tag bot-plays">desconectado</span><span class="tag dealer">reparte</span><span class="tag">descansa</span>';
+    // the most tags a seat gets: a person's level, the deal (at six the dealer rests), away; a bot's level
+    const dealer = on ? '<span class="tag dealer" title="reparte">reparte</span>' + (n === 6 ? '<span class="tag">descansa</span>' : '') : '';
+    li.querySelector('.seat-tags').innerHTML = k === 0
+      ? '<span class="tag">tú</span><span class="tag seat-level" title="Nivel">Nv. 1234</span>' + dealer
+      : person ? '<span class="tag seat-level" title="Nivel">Nv. 1234</span>' + dealer + '<span class="tag bot-plays">desconectado</span>'
+      : '<span class="tag bot-tag">bot · difícil</span><span class="tag seat-level" title="Nivel">Nv. 1880</span>' + dealer;
     const badge = li.querySelector('.badge');
-    if (!badge.querySelector('.clock')) badge.insertAdjacentHTML('beforeend', '<span class="clock" role="timer">30 s</span>');
+    badge.querySelectorAll('.clock, .thinking, .blind-bid').forEach((e) => e.remove());
+    if (blind) badge.insertAdjacentHTML('beforeend', '<span class="tag blind-bid">a ciegas: 10</span>');
+    if (on) badge.insertAdjacentHTML('beforeend', '<span class="clock" role="timer">30 s</span>');
     seats.appendChild(li);
   }
   const center = felt.querySelector('.center');
@@ -429,25 +536,50 @@ FABRICATE = """
     `<li class="played slot-${k}${k === n - 1 ? ' won' : ''}" data-seat="${k}"><span class="played-card" role="img" aria-label="carta ${k}">${f}</span></li>`
   ).join('') + '</ul><button type="button" class="last-trick-toggle" aria-expanded="false">Última baza</button>';
   document.getElementById('controls').textContent = '';
-  document.getElementById('hand').innerHTML = '<ul class="hand" role="list">' + hand.map((f, i) =>
-    `<li><button type="button" class="card${i % 4 === 1 ? ' playable' : ''}" aria-label="carta ${i}" data-card="c${i}">${f}</button></li>`
-  ).join('') + '</ul>';
+  if (!document.querySelector('#hand .hand[data-made]')) {
+    document.getElementById('hand').innerHTML = '<ul class="hand" role="list" data-made="1">' + hand.map((f, i) =>
+      `<li><button type="button" class="card${i % 4 === 1 ? ' playable' : ''}" aria-label="carta ${i}" data-card="c${i}"`
+      + `${i % 4 === 1 ? '' : ' data-reason="Tienes que asistir."'}>${f}</button></li>`
+    ).join('') + '</ul>';
+  }
 }
 """
 
 RANKS = [1, 2, 3, 4, 5, 6, 7, 10, 11, 12]
 
+# The badges above and below the trick (those across the felt's middle line) against the room the felt
+# leaves them (--badge-h): the cards are sized for badges up to that tall.
 BADGE_HEIGHTS = """() => {
   const felt = document.getElementById('felt');
+  const f = felt.getBoundingClientRect(), middle = (f.left + f.right) / 2;
   const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
-  const tallest = Math.max(...Array.from(felt.querySelectorAll('.badge')).map((b) => b.getBoundingClientRect().height));
-  return [tallest, parseFloat(getComputedStyle(felt).getPropertyValue('--badge-h')) * rem];
+  const across = Array.from(felt.querySelectorAll('.badge')).map((b) => b.getBoundingClientRect())
+    .filter((r) => r.left < middle && r.right > middle);
+  return [Math.max(...across.map((r) => r.height)), parseFloat(getComputedStyle(felt).getPropertyValue('--badge-h')) * rem, across.length];
 }"""
+
+
+def check_fabricated_plates(page: Any, where: str, n: int, turn: int) -> None:
+    """The plates FABRICATE drew: every part whole, and shown where it must be (each person's level, the
+    dealer's tag, the away tags; a bot's level may give way on a phone, its «bot · difícil» says it)."""
+    people = [f"seat-x{k}" for k in range(0, n, 2)]
+    check_plates(
+        page,
+        where,
+        n,
+        name=[f"seat-x{k}" for k in range(n)],
+        level=people,
+        dealer=[f"seat-x{turn}"],
+        away=people[1:],
+        clock=[f"seat-x{turn}"],
+        bot=[f"seat-x{k}" for k in range(1, n, 2)],
+    )
 
 
 def walk_the_final_board(page: Any, size: str, final_id: int) -> None:
     """The final board as it is, then (the DOM altered) the felt at 3 to 8 seats with a card in every slot
-    over a hand of 13, and a card planted on a badge to see the check fail."""
+    over a hand of 13, the turn and the deal at each seat in turn (blind bids too at 7 and 8), the note on
+    a refused card, and then cards, plates and a hand broken on purpose to see the checks fail."""
     page.goto(f"/mesa/{final_id}/")
     expect(page.get_by_role("heading", name="Clasificación final")).to_be_visible()
     expect(page.get_by_role("button", name="Revancha", exact=True)).to_be_visible()
@@ -462,17 +594,44 @@ def walk_the_final_board(page: Any, size: str, final_id: int) -> None:
     faces = [face(rank, suit) for suit in "oceb" for rank in (12, 11, 10)]
     hand = [face(rank, suit) for suit in "oc" for rank in RANKS][:13]
     for n in range(3, 9):
-        page.evaluate(FABRICATE, {"n": n, "names": LONG_NAMES, "faces": faces, "hand": hand})
-        check_layout(page, f"{size}: {n} seats, a card in every slot, 13 cards in hand", seat=n, played_card=n)
+        for blind in (False, True) if n >= 7 else (False,):
+            for turn in range(n):
+                where = f"{size}: {n} seats, the turn and the deal at seat {turn}{', blind bids' if blind else ''}"
+                page.evaluate(
+                    FABRICATE,
+                    {"n": n, "names": LONG_NAMES, "faces": faces, "hand": hand, "turn": turn, "blind": blind},
+                )
+                check_layout(page, f"{where}, a card in every slot", seat=n, played_card=n)
+                check_fabricated_plates(page, where, n, turn)
+                # the felt sizes the trick for badges up to --badge-h above and below it
+                tallest, allowed, counted = page.evaluate(BADGE_HEIGHTS)
+                assert counted >= 1 and tallest <= allowed, (
+                    f"{where}: a badge {tallest} px tall, the felt leaves {allowed} px"
+                )
         check_index(page, f"{size}: a hand of 13 at {n} seats", 13)
-        # the felt sizes the trick for badges up to --badge-h tall: the tallest there are stay within it
-        tallest, allowed = page.evaluate(BADGE_HEIGHTS)
-        assert tallest <= allowed, f"{size}: a badge {tallest} px tall, the felt leaves {allowed} px"
-    # the index check, with the cards overlapping more than the hand allows, fails
-    page.evaluate("""() => { const hand = document.querySelector('#hand .hand');
-      hand.style.setProperty('--fan', '0.15'); hand.style.width = '20rem'; hand.style.margin = '0 auto'; }""")
+    targets, problems = tap_problems(page)
+    assert len(targets) == 13 and not problems, f"{size}: the hand of 13:\n  " + "\n  ".join(problems)
+
+    # a refused card says why just above the hand, over nothing
+    hand_top = page.locator("#hand").bounding_box()["y"]
+    page.evaluate("() => document.querySelector('#hand button.card[data-card=\"c0\"]').click()")
+    expect(page.locator("#hand-hint")).to_have_text("Tienes que asistir.")
+    check_layout(page, f"{size}: the note on a refused card", seat=8, panel=1)
+    assert abs(page.locator("#hand").bounding_box()["y"] - hand_top) <= TOLERANCE, "the note moved the hand"
+    page.evaluate("() => { document.getElementById('hand-hint').textContent = ''; }")
+
+    # a name cut short (as the plates were on a phone) is found
+    page.evaluate("""() => { const name = document.querySelector('#seat-x1 .seat-name');
+      Object.assign(name.style, {whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis'}); }""")
+    problems = [p for plate in plate_report(page) for p in plate["problems"]]
+    assert any(p.startswith('name "Bartolomé Ruiz-Gallardo"') for p in problems), problems
+    # the index and tap checks, with the cards of one row overlapping more than the hand allows, fail
+    page.evaluate("""() => { const hand = document.querySelector('#hand .hand'); hand.style.flexWrap = 'nowrap';
+      hand.querySelectorAll('li').forEach((li) => { li.style.cssText = 'flex: 0 0 0.9rem; min-width: 0; margin-top: 0; order: 0'; }); }""")
     checked, problems = index_problems(page)
     assert checked == 13 and any("under the next card" in p for p in problems), problems
+    _, problems = tap_problems(page)
+    assert any("in view, less than" in p for p in problems), problems
     # the same layout check, with a played card moved onto its player's badge, fails
     page.evaluate("""() => { const card = document.querySelector('#felt .played.slot-1');
       const badge = document.querySelector('#felt .seat.slot-1 .badge').getBoundingClientRect();
