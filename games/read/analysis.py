@@ -1,6 +1,7 @@
 """A finished game's analysis as its replay page shows it (``games.models.Analysis``, worked out by
 ``games.study``): the marks and their thresholds, each seat's accuracy and points lost, the «par» bids and
-the losses round by round, the list of mistakes (each a step of the replay), the chart of the scores, and,
+the losses round by round, the list of mistakes (each a step of the replay; also player by player), the chart
+of the scores, and,
 for the replay's script, every decision by its step.
 
 The analysis is shown with the replay: to whoever may see that (the game is over and every hand is in the
@@ -10,6 +11,7 @@ view at the time, which is what the page says it is: a sample, with its margin.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.utils.formats import number_format
@@ -35,7 +37,10 @@ KIND_LABELS = {
 }
 #: Line styles of the chart, one per seat (a dash pattern as well as a colour: told apart without colour).
 CHART_DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 2 1 2", "12 3 3 3")
-CHART_W, CHART_H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 260, 44, 12, 12, 28
+#: The chart's lines are drawn in a square of this many units, stretched to its plot area.
+PLOT = 1000
+#: The most rounds the chart's axis names.
+MAX_X_TICKS = 8
 
 
 def points_text(value: float) -> str:
@@ -147,11 +152,19 @@ def analysis_context(analysis: Analysis, names: list[str], totals: list[list[int
         "state": "done",
         "thresholds": thresholds(),
         "accuracy_scale": points_text(ACCURACY_SCALE),
+        # the accuracy of a decision that lost 5 and 10 points, for the method's note («Cómo se calcula»)
+        "accuracy_at": {key: round(100 * math.exp(-loss / ACCURACY_SCALE)) for key, loss in (("five", 5), ("ten", 10))},
         "worlds": analysis.worlds,
         "seed": analysis.seed,
         "seats": seat_rows,
         "rounds": round_rows,
         "mistakes": mistakes,
+        # the same, player by player (those with any), each in the order of the game
+        "mistakes_by_seat": [
+            {"position": position, "name": name, "mistakes": [m for m in mistakes if m["seat"] == position]}
+            for position, name in enumerate(names)
+            if any(m["seat"] == position for m in mistakes)
+        ],
         "chart": score_chart(names, totals),
         "script": {
             "decisions": decisions,
@@ -175,20 +188,22 @@ def _script_strings() -> dict[str, str]:
 
 
 def score_chart(names: list[str], totals: list[list[int]]) -> dict[str, Any]:
-    """Each player's total after each round as lines in an SVG box (drawn on the server): the points of
-    each line, the axes' ticks, and a text description for those who do not see it."""
+    """Each player's total after each round as lines in an SVG (drawn on the server), for any width: the
+    lines in a box of ``PLOT`` units a side stretched to the chart's plot area (their strokes keep their
+    width: ``vector-effect``), the axes' ticks and grid in percents of that area, so that their labels are
+    written in the page's own pixels (12 px on a phone as on a desktop: ``static/css/analysis.css``), never
+    scaled down with the drawing.  A text description for those who do not see it."""
     rounds = len(totals)
     low = min([0, *(t for row in totals for t in row)])
     high = max([0, *(t for row in totals for t in row)])
     if high == low:
         high = low + 10
-    inner_w, inner_h = CHART_W - PAD_L - PAD_R, CHART_H - PAD_T - PAD_B
 
-    def x(i: int) -> float:
-        return PAD_L + (inner_w * i / rounds if rounds else 0)
+    def x(i: int) -> float:  # percent of the plot's width
+        return 100 * i / rounds if rounds else 0.0
 
-    def y(value: float) -> float:
-        return PAD_T + inner_h * (high - value) / (high - low)
+    def y(value: float) -> float:  # percent of the plot's height, from its top
+        return 100 * (high - value) / (high - low)
 
     lines = []
     for seat, name in enumerate(names):
@@ -197,35 +212,38 @@ def score_chart(names: list[str], totals: list[list[int]]) -> dict[str, Any]:
             {
                 "seat": seat,
                 "name": name,
-                "points": " ".join(f"{px:.1f},{py:.1f}" for px, py in points),
+                "points": " ".join(f"{px * PLOT / 100:.1f},{py * PLOT / 100:.1f}" for px, py in points),
                 "dash": CHART_DASHES[seat % len(CHART_DASHES)],
-                "end_x": f"{points[-1][0]:.1f}",
-                "end_y": f"{points[-1][1]:.1f}",
                 "final": totals[-1][seat] if totals else 0,
             }
         )
     step = _nice_step((high - low) / 5)
     first = int(low // step) * step
     y_ticks = [
-        {"value": v, "y": f"{y(v):.1f}"} for v in range(int(first), int(high) + 1, int(step)) if low <= v <= high
+        {"value": v, "y": f"{y(v):.2f}"} for v in range(int(first), int(high) + 1, int(step)) if low <= v <= high
     ]
-    every = max(1, rounds // 10)
-    x_ticks = [{"value": i, "x": f"{x(i):.1f}"} for i in range(every, rounds + 1, every)]
     return {
-        "width": CHART_W,
-        "height": CHART_H,
-        "left": PAD_L,
-        "right": CHART_W - PAD_R,
-        "top": PAD_T,
-        "bottom": CHART_H - PAD_B,
-        "zero_y": f"{y(0):.1f}",
+        "plot": PLOT,
+        "zero_y": f"{y(0):.2f}",
         "lines": lines,
         "y_ticks": y_ticks,
-        "x_ticks": x_ticks,
+        "x_ticks": [{"value": i, "x": f"{x(i):.2f}"} for i in round_ticks(rounds)],
         "description": "; ".join(
             _("%(name)s termina con %(total)s") % {"name": line["name"], "total": line["final"]} for line in lines
         ),
     }
+
+
+def round_ticks(rounds: int) -> list[int]:
+    """The rounds the chart's axis names: every 1, 2, 5, 10… rounds, no more than ``MAX_X_TICKS`` of them (a
+    phone's width holds that many at 12 px), and the last round unless it would crowd the one before."""
+    every = next((s for s in (1, 2, 5, 10, 20, 50) if rounds / s <= MAX_X_TICKS), 100)
+    ticks = list(range(every, rounds + 1, every))
+    if rounds and (not ticks or ticks[-1] != rounds):
+        if ticks and rounds - ticks[-1] < every / 2:
+            ticks.pop()
+        ticks.append(rounds)
+    return ticks
 
 
 def _nice_step(raw: float) -> int:

@@ -361,3 +361,20 @@
   viewer.hidden = false;
   show(0);
 })();
+
+// The analysis's tables that scroll inside their own box (round by round, many players on a phone): the
+// line above one says so while it does not fit, looked at again when its disclosure opens or the page turns.
+(function () {
+  "use strict";
+  var boxes = document.querySelectorAll(".analysis .scroll");
+  if (!boxes.length) return;
+  function look() {
+    boxes.forEach(function (box) {
+      var cue = box.parentElement && box.parentElement.querySelector(".scroll-cue");
+      if (cue) cue.hidden = !(box.scrollWidth > box.clientWidth + 1);
+    });
+  }
+  document.querySelectorAll(".analysis details").forEach(function (d) { d.addEventListener("toggle", look); });
+  window.addEventListener("resize", look);
+  look();
+})();
