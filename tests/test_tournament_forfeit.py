@@ -24,7 +24,7 @@ from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
 from games.engine import default_action
 from games.engine.snapshot import load
-from games.models import Registration, Seat, Table, Tournament
+from games.models import Move, Registration, Seat, Table, Tournament
 from games.table import actions
 from games.tournaments import entries, runner
 from leaderboard import skill
@@ -187,4 +187,40 @@ def test_when_nobody_played_nobody_takes_a_prize_and_the_pool_goes_to_the_house(
         assert all(after <= before for before, after in level_changes(p))
     runner.finish(Tournament.objects.get(pk=t.pk), timezone.now())
     assert LedgerTransaction.objects.filter(tournament=t, kind=LedgerTransaction.Kind.PRIZE).count() == 1
+    books_balance()
+
+
+def test_a_person_whose_late_table_was_hurried_is_not_taken_for_a_no_show() -> None:
+    """A late table is hurried (the bot plays every person's turn at once so that the tournament can end): the
+    bot's moves from then on are the tournament's doing, not the person's, and do not make her seat «jugó el
+    bot» — she keeps her place and her prize by what she played herself."""
+    t = new_tournament()
+    ana, bea = registered(t, "ana_h", "bea_h")
+    ana_table = Seat.objects.get(table__tournament=t, user=ana).table_id
+    bea_table = Seat.objects.get(table__tournament=t, user=bea).table_id
+    assert play(ana_table, absent=set()).status == Table.Status.FINISHED
+    assert runner.advance(t.pk) == "waiting"  # the first table is done: the others have late_minutes
+    # bea makes her first decision herself, then her table runs late and is hurried
+    for _ in range(50):
+        table = Table.objects.get(pk=bea_table)
+        seat = Seat.objects.select_related("user").get(table=table, position=table.turn_seat)
+        if seat.user_id == bea.pk:
+            actions.do_action(bea_table, seat.user, default_action(load(table.state)), table.seq)
+            break
+        assert actions.do_due(bea_table, table.seq) is not None
+    else:
+        raise AssertionError("bea's turn never came")
+    late = timezone.now() - timedelta(minutes=t.late_minutes + 1)
+    Tournament.objects.filter(pk=t.pk).update(first_done_at=late)
+    assert runner.advance(t.pk) == "hurried"
+    assert Seat.objects.get(table_id=bea_table, user=bea).away
+    finished = play(bea_table, absent=set())
+    assert finished.status == Table.Status.FINISHED
+    seat = Seat.objects.get(table_id=bea_table, user=bea)
+    mine = Move.objects.filter(table_id=bea_table, seat=seat.position)
+    assert mine.filter(by_bot=True).count() > mine.filter(by_bot=False, by_clock=False).count()  # mostly the bot's
+    assert seat.forfeit == ""  # ...but after the hurry: not a no-show
+    assert runner.advance(t.pk) == "finished"
+    prizes = dict(Registration.objects.filter(tournament=t).values_list("user_id", "prize"))
+    assert sum(prizes.values()) == 200 and all(prize > 0 for prize in prizes.values())
     books_balance()

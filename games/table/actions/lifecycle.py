@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Collection
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, Q
@@ -17,7 +18,7 @@ from accounts import ledger
 from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
 from games.engine import Card, GameState
-from games.models import Move, Round, Seat, Table
+from games.models import Move, Round, Seat, Table, Tournament
 from games.table import access, history
 from games.table.actions.common import commit, new_seed, state_fields
 from games.table.errors import ActionError
@@ -241,9 +242,14 @@ def mostly_automated(table: Table, seats: list[Seat]) -> set[int]:
     positions = [s.position for s in seats]
     if not positions:
         return set()
+    moves = Move.objects.filter(table_id=table.pk, seat__in=positions)
+    hurried = hurried_since(table)
+    if hurried is not None:
+        # A late tournament table was hurried (``actions.hurry``): the bot's moves from then on were the
+        # tournament's doing, not the person's, and count for nothing either way; their own moves still count.
+        moves = moves.filter(Q(made_at__lt=hurried) | Q(by_bot=False, by_clock=False))
     counts = (
-        Move.objects.filter(table_id=table.pk, seat__in=positions)
-        .order_by()
+        moves.order_by()
         .values("seat")
         .annotate(n=Count("pk"), auto=Count("pk", filter=Q(by_bot=True) | Q(by_clock=True)))
     )
@@ -253,6 +259,18 @@ def mostly_automated(table: Table, seats: list[Seat]) -> set[int]:
         decisions[row["seat"]] = decisions.get(row["seat"], 0) + row["n"]
         made[row["seat"]] = made.get(row["seat"], 0) + row["auto"]
     return {p for p, n in decisions.items() if 2 * made[p] > n}
+
+
+def hurried_since(table: Table) -> datetime | None:
+    """When a tournament's late table was hurried (the tournament's first table of the game finished
+    ``late_minutes`` before; ``runner.advance``), or None if it never was."""
+    if table.tournament_id is None:
+        return None
+    row = Tournament.objects.filter(pk=table.tournament_id).values("first_done_at", "late_minutes").first()
+    if row is None or row["first_done_at"] is None:
+        return None
+    since: datetime = row["first_done_at"] + timedelta(minutes=row["late_minutes"])
+    return since
 
 
 def final_places(totals: list[int] | tuple[int, ...], forfeited: Collection[int] = ()) -> list[int]:
