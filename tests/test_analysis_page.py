@@ -66,7 +66,7 @@ def test_the_analysis_in_plain_words_and_its_method_behind_a_disclosure() -> Non
     assert "Un bot ha repasado cada decisión de la partida" in plain
     assert "Por jugador" in plain and "Pierde de media" in plain and "<svg" in plain
     # no statistics in the open: the formula, the sample and the margin are in «Cómo se calcula»
-    for jargon in ("e^(", "95", "repartos posibles", "margen", "muestra"):
+    for jargon in ("e^(", "al 95", "repartos posibles", "margen", "muestra", "esperados"):
         assert jargon not in plain, jargon
     method = details(shown, "analysis-method")
     assert "<summary>Cómo se calcula</summary>" in method
