@@ -268,6 +268,14 @@ def test_the_standings_delay_is_to_the_first_push_that_shows_the_deal() -> None:
     assert report["delay_ms_first_socket"]["count"] == 2 and report["delay_ms_first_socket"]["max"] == 300.0
     assert report["ends"][1] == {"table": 3, "deal": 2, "round": 8, "sent_s": 15.0, "delay_ms": [300.0, None]}
     assert report["matched_by"].endswith("(exact)")
+    # a deal is shown once every table has finished it: of its ends, only the last one seen is measured
+    early, last = End(table=5, deal=1, round=3, sent=8.0, ordinal=1), End(table=3, deal=1, round=3, sent=10.0)
+    assert load_tool.showing([early, last, End(table=5, deal=0, round=4, sent=9.0)]) == [
+        last,
+        End(table=5, deal=0, round=4, sent=9.0),
+    ]
+    waited = load_tool.standings_delays([early, last], [[Push(8.1, {3: 0, 5: 0}), Push(10.3, {3: 1, 5: 1})]], 5.0)
+    assert waited["deal_ends"] == 1 and waited["delay_ms_all_sockets"]["max"] == 300.0
     # a push later than ``within`` counts in the delays, and as late
     slow = load_tool.standings_delays([first_deal_at_3], [[Push(16.0, {3: 1})]], within=5.0)
     assert slow["no_push_within"] == 1 and slow["delay_ms_all_sockets"]["max"] == 6000.0
@@ -277,8 +285,9 @@ def test_the_standings_delay_is_to_the_first_push_that_shows_the_deal() -> None:
 @pytest.mark.django_db
 def test_the_tool_reads_the_deals_played_from_the_tournament_pages_own_push(settings: Any) -> None:
     """The frame the tournament page's socket sends (``games.read.tournaments.render_live``), after one
-    table has finished its first deal: the tool reads each table's deals played from the standings' lines
-    (the people it seated, by name), or, for people it did not seat, the deals finished in all."""
+    table has finished its first deal (nothing counted: the deal is secret until every table has played it),
+    then both: the tool reads each table's deals played from the standings' lines (the people it seated, by
+    name), or, for people it did not seat, the deals finished in all."""
     from django.utils import timezone
 
     from games.engine import default_action
@@ -303,23 +312,35 @@ def test_the_tool_reads_the_deals_played_from_the_tournament_pages_own_push(sett
         entries.register(person(f"carga{n}"), t.pk, load_tool.fake_address(n))
     Tournament.objects.filter(pk=t.pk).update(starts_at=timezone.now())
     assert runner.advance(t.pk) == "started"
+
+    def first_deal(table: Table) -> None:
+        while not Round.objects.filter(table=table, result__isnull=False).exists():
+            row = Table.objects.get(pk=table.pk)
+            seat = Seat.objects.select_related("user").get(table=row, position=row.turn_seat)
+            actions.do_action(row.pk, seat.user, default_action(load(row.state)), row.seq)
+
+    def frame_now() -> bytes:
+        rows = pages.read_tournament(t.pk)
+        assert rows is not None
+        return pages.render_live(rows, None, "es").encode()
+
     first, second = Table.objects.filter(tournament=t).order_by("tournament_number")
-    while not Round.objects.filter(table=first, result__isnull=False).exists():
-        row = Table.objects.get(pk=first.pk)
-        seat = Seat.objects.select_related("user").get(table=row, position=row.turn_seat)
-        actions.do_action(row.pk, seat.user, default_action(load(row.state)), row.seq)
     table_of = {
         name: number
         for name, number in Seat.objects.filter(table__tournament=t).values_list("name", "table__tournament_number")
     }
-    rows = pages.read_tournament(t.pk)
-    assert rows is not None
-    frame = pages.render_live(rows, None, "es").encode()
+    first_deal(first)
+    # the deal is secret until every table has played it: the standings count it at neither table yet
+    frame = frame_now()
+    assert load_tool.standings_lines(frame) == {name: 0 for name in table_of}
+    assert load_tool.standings_shown(frame, 7.0, table_of).played == {1: 0, 2: 0}
+    first_deal(second)
+    frame = frame_now()
 
-    assert load_tool.standings_lines(frame) == {name: 1 if n == 1 else 0 for name, n in table_of.items()}
+    assert load_tool.standings_lines(frame) == {name: 1 for name in table_of}
     push = load_tool.standings_shown(frame, 7.5, table_of)
-    assert (push.at, push.played, push.total) == (7.5, {1: 1, 2: 0}, None) and push.size == len(frame)
-    assert load_tool.standings_shown(frame, 7.5, {}).total == 1  # one deal finished, at one table of four
+    assert (push.at, push.played, push.total) == (7.5, {1: 1, 2: 1}, None) and push.size == len(frame)
+    assert load_tool.standings_shown(frame, 7.5, {}).total == 2  # one deal finished at each of two tables of four
     assert load_tool.standings_shown(b"<section id='tournament-state'></section>", 1.0, table_of).played is None
 
 

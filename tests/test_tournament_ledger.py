@@ -62,6 +62,7 @@ from accounts import ledger
 from accounts.models import Account, Entry
 from accounts.models import Transaction as LedgerTransaction
 from games.models import Registration, Seat, Table, Tournament
+from games.table import actions
 from games.table.actions import common
 from games.table.errors import ActionError
 from games.tournaments import entries, runner
@@ -431,6 +432,28 @@ class TournamentLedgerMachine(RuleBasedStateMachine):
     def start(self, t: int, early: bool) -> None:
         self.start_one(self.tournament(t, SCHEDULED), early)
 
+    def seated_in_play(self) -> list[Seat]:
+        return list(
+            Seat.objects.filter(
+                table__tournament__status=PLAYING, table__status=Table.Status.PLAYING, is_bot=False, left=False
+            )
+            .select_related("user")
+            .order_by("pk")
+        )
+
+    @precondition(lambda self: self.seated_in_play())
+    @rule(n=st.integers(0, 50))
+    def leave_a_table(self, n: int) -> None:
+        """A person presses «Dejar la partida» at their tournament table: a forfeit (the bot plays the seat to
+        the end, and the person takes no prize); no chip moves."""
+        seats = self.seated_in_play()
+        seat = seats[n % len(seats)]
+        before = books()
+        actions.do_leave_seat(seat.table_id, seat.user)
+        assert Seat.objects.get(pk=seat.pk).forfeit == Seat.Forfeit.LEFT
+        assert books() == before
+        self.count("left a table")
+
     def start_one(self, model: TournamentModel, early: bool) -> None:
         """Time passes beyond the tournament's start (or not yet: nothing happens) and the runner looks at it."""
         if early:
@@ -508,8 +531,9 @@ class TournamentLedgerMachine(RuleBasedStateMachine):
             percentages = [int(p) for p in model.prizes.split(",")] if model.prizes else []
         except ValueError:
             percentages = []
-        # the prizes go by place among the people who played: one who forfeited (the bot made most of their
-        # decisions, as at a table hurried early on) is placed after them and takes none
+        # the prizes go by place among the people who played: one who forfeited (left, or the bot made most of
+        # their own decisions; not those it made after a late table was hurried) is placed after them and takes
+        # none
         played = [line for line in people if not line.get("forfeit")]
         assert people == played + [line for line in people if line.get("forfeit")], "forfeits after who played"
         paid_places, left = expected_prizes(pool, percentages, [line["person_place"] for line in played])
@@ -744,6 +768,7 @@ def test_a_scripted_tour(quick_bots: None) -> None:
         for u in (ana, bea, cris, 4):
             step(machine.register, u=u, t=four, address=None)
         step(machine.start, t=machine.tournament_index(machine.tournaments[four], SCHEDULED), early=False)
+        step(machine.leave_a_table, n=0)  # someone leaves their table: no prize for them
         step(machine.play_a_table, t=0, n=0)
         step(machine.advance, t=0)  # hurried
         step(machine.play_a_table, t=0, n=0)
@@ -775,7 +800,8 @@ def test_a_scripted_tour(quick_bots: None) -> None:
         "waiting",
         "hurried",
         "finished paying prizes",
-        "a person forfeited: no prize",  # (tournament 4's table hurried at once: the bot played its people)
+        "left a table",
+        "a person forfeited: no prize",  # (tournament 4: someone left their table)
         "the house kept the rest",
         "end processed again",
         "cancelled with refunds",

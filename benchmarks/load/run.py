@@ -932,8 +932,8 @@ class StandingsPush:
 #: entrant's name in ``data-name``) and a line's cells: place, name, score, deals played, points.
 _STANDINGS = re.compile(rb'<section id="tournament-standings".*?</section>', re.S)
 _LINE = re.compile(rb'<tr\b[^>]*\bdata-name="([^"]*)"[^>]*>(.*?)</tr>', re.S)
-_CELL = re.compile(rb"<td\b[^>]*>(.*?)</td>", re.S)
-PLAYED_CELL = 3
+#: A line's deals played: its cell of class ``played`` (``games/_tournament_live.html``).
+_PLAYED = re.compile(rb'<td\b[^>]*\bclass="[^"]*\bplayed\b[^"]*"[^>]*>\s*(\d+)\s*</td>', re.S)
 
 
 def standings_lines(frame: bytes) -> dict[str, int] | None:
@@ -945,10 +945,10 @@ def standings_lines(frame: bytes) -> dict[str, int] | None:
         return None
     lines: dict[str, int] = {}
     for line in _LINE.finditer(section.group(0)):
-        cells = _CELL.findall(line.group(2))
-        if len(cells) > PLAYED_CELL and cells[PLAYED_CELL].strip().isdigit():
+        played = _PLAYED.search(line.group(2))
+        if played is not None:
             name = html.unescape(line.group(1).decode("utf-8", "replace"))
-            lines[name] = max(lines.get(name, 0), int(cells[PLAYED_CELL]))
+            lines[name] = max(lines.get(name, 0), int(played.group(1)))
     return lines or None
 
 
@@ -1003,11 +1003,24 @@ def matched_by(pushes: list[StandingsPush]) -> str:
     return " / ".join(names[k] for k in ("table", "total", "time") if k in kinds)
 
 
+def showing(ends: list[DealEnd]) -> list[DealEnd]:
+    """The deal ends that make their deal shown: a tournament's standings count a deal only once every table
+    of the game has finished it (its deals are secret until then: ``games.read.tournaments``), so of the ends
+    of one deal only the last one seen (the last table to finish it) can be reflected by a push; the earlier
+    ones wait for it, which is the game's pace, not the page's delay.  (Ends of rounds that are none of the
+    deals, ``deal`` 0, are kept as they are.)"""
+    last: dict[int, float] = {}
+    for end in ends:
+        if end.deal:
+            last[end.deal] = max(last.get(end.deal, end.sent), end.sent)
+    return [end for end in ends if not end.deal or end.sent == last[end.deal]]
+
+
 def standings_delays(
     ends: list[DealEnd], watchers: list[list[StandingsPush]], within: float, origin: float = 0.0
 ) -> dict[str, Any]:
-    """The standings' delay of each deal end, for every socket on the tournament's page (``watchers``: the
-    pushes each received, in order): ``all`` until the last socket had a push showing it (the page's
+    """The standings' delay of each deal end that makes its deal shown (``showing``: the last table to finish
+    it), for every socket on the tournament's page (``watchers``: the pushes each received, in order): ``all`` until the last socket had a push showing it (the page's
     counterpart of move -> all seats), ``first`` until the first one did; ``no_push_within``: deal ends that
     some socket had not been shown within ``within`` seconds (never, or later).  ``ends`` lists each deal
     end with its send time from ``origin`` (the window's start) and its delays."""
@@ -1015,7 +1028,7 @@ def standings_delays(
     first: list[float] = []
     late = 0
     listed = []
-    for end in ends:
+    for end in showing(ends):
         found = [first_reflecting(end, pushes) for pushes in watchers]
         known = [d for d in found if d is not None]
         if not found or len(known) < len(found) or max(known) > within:
@@ -1043,7 +1056,7 @@ def standings_delays(
         }
 
     return {
-        "deal_ends": len(ends),
+        "deal_ends": len(listed),
         "matched_by": matched_by([p for pushes in watchers for p in pushes if p.at >= origin]),
         "within_s": within,
         "no_push_within": late,
