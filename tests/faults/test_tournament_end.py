@@ -2,9 +2,10 @@
 
 A duplicate tournament (tables of 3, two deals, an entry fee of 100, prizes 60/40) with three people registered
 through the site's own code (``entries.register``) starts on the stack by itself (beat's ``sweep_tournaments``
-at its start time) and is played there: the people never open their tables, so their turn clock (1 s, the
-tournament's ``bid_seconds`` and ``card_seconds``) runs out twice and the bot plays their seats after that, as
-it does the difícil bots' in the empty seats.  In services mode only the Celery worker processes the end
+at its start time) and is played there: the people play their own turns, each by their default move as soon as it is theirs, from a
+process of the test's own (``people_playing``: a person the bot and the clock played takes no prize, and the
+prizes are what this test is about), within their turn clock (1 s, the tournament's ``bid_seconds`` and
+``card_seconds``); the difícil bots play the empty seats.  In services mode only the Celery worker processes the end
 (``advance_tournament``, sent when the last table finishes, and beat's ``sweep_tournaments``; the ASGI
 servers' loops sweep tournaments only without Celery).
 
@@ -26,6 +27,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +39,7 @@ import psycopg
 from games.tournaments import scoring
 
 from .conftest import services_only
-from .stack import Stack
+from .stack import ROOT, Stack
 
 pytestmark = services_only
 
@@ -87,6 +90,54 @@ print("CREATED " + json.dumps({{"tournament": t.pk, "users": [p.pk for p in peop
     out = stack.manage("shell", "-c", code)
     line = next(x for x in out.splitlines() if x.startswith("CREATED "))
     return json.loads(line.removeprefix("CREATED "))
+
+
+#: The people's own player (``people_playing``): each person's turn, at any of the tournament's tables, taken by
+#: their default move as soon as it is theirs, until every table is over.
+PLAYER = """
+import time
+from games.engine import default_action
+from games.engine.snapshot import load
+from games.models import Seat, Table
+from games.table import actions
+from games.table.errors import ActionError
+tournament, until = TOURNAMENT, time.monotonic() + SECONDS
+moves = 0
+while time.monotonic() < until:
+    tables = list(Table.objects.filter(tournament_id=tournament))
+    if tables and all(t.status in (Table.Status.FINISHED, Table.Status.CANCELLED) for t in tables):
+        break
+    for table in tables:
+        if table.status != Table.Status.PLAYING or table.turn_seat is None or not table.state:
+            continue
+        seat = Seat.objects.select_related("user").filter(table=table, position=table.turn_seat).first()
+        if seat is None or seat.is_bot or seat.user_id is None or seat.left:
+            continue
+        try:
+            actions.do_action(table.pk, seat.user, default_action(load(table.state)), table.seq)
+            moves += 1
+        except ActionError:
+            pass  # the clock or the bot was first, or the trick is still shown: the next look
+    time.sleep(0.05)
+print("PLAYED", moves)
+"""
+
+
+def people_playing(stack: Stack, tournament_id: int, seconds: float) -> subprocess.Popen[bytes]:
+    """The people's own player (``PLAYER``) for the tournament, in a process of its own (not the worker's)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "-c",
+            PLAYER.replace("TOURNAMENT", str(int(tournament_id))).replace("SECONDS", str(float(seconds))),
+        ],
+        cwd=ROOT,
+        env=stack.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def process_group(pgid: int) -> list[int]:
@@ -248,6 +299,16 @@ def restarted(stack: Stack, killed: dict[str, int], ready_before: int) -> dict[s
 def test_worker_killed_inside_the_tournaments_end_pays_the_prizes_once(stack: Stack) -> None:
     created = create_and_register(stack)
     tid, users = int(created["tournament"]), [int(u) for u in created["users"]]
+    player = people_playing(stack, tid, 600)
+    try:
+        check_the_end_under_kills(stack, tid, users)
+    finally:
+        player.kill()
+        output = player.communicate(timeout=30)[0].decode(errors="replace")
+    print(f"[the people's own player] {output.strip()[-300:]}")
+
+
+def check_the_end_under_kills(stack: Stack, tid: int, users: list[int]) -> None:
     assert stack.sql("SELECT balance FROM accounts_account WHERE tournament_id = %s", (tid,)) == [(FEE * len(users),)]
     began = time.monotonic()
 
