@@ -289,8 +289,9 @@ class Seat(models.Model):
     final_total = models.IntegerField(_("puntos finales"), null=True, blank=True)
     rounds_bid = models.PositiveSmallIntegerField(_("rondas en que pidió"), default=0)
     exact_bids = models.PositiveSmallIntegerField(_("pedidos exactos"), default=0)
-    #: What the bot did for this person while they were away, disconnected or out of time
-    #: (``{"bid": 2}``, ``{"trump": "c"}``, ``{"play": "1o"}``…), told to them when they are back.
+    #: What the bot or the clock did for this person while they had no page of the table open, or after they
+    #: left the game (``{"bid": 2}``, ``{"trump": "c"}``, ``{"play": "1o"}``…), told to them when they are back
+    #: («Mientras no estabas…»); a turn played while they watched is not kept (``actions.due.apply_due``).
     bot_log = models.JSONField(_("jugadas del bot por el jugador"), default=list, blank=True)
     #: The seat's skill level («Nivel») at the table's rules when the game started (``leaderboard.skill``: the
     #: person's, or the bots' fixed one), shown by the name; kept here so that drawing the board reads nothing
