@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from support.server import Daphne
 
 STEP_TIMEOUT = 30_000  # ms for any one change of the page
@@ -222,3 +223,12 @@ def sign_up(page: Any, username: str, password: str) -> None:
     page.fill("input[name=password2]", password)
     page.locator("form.stacked button[type=submit]").click()
     page.wait_for_url(re.compile(r"/$"))
+
+
+def came(page: Any, predicate: str, timeout_ms: int) -> bool:
+    """Whether ``predicate`` (a page function) held within ``timeout_ms``."""
+    try:
+        page.wait_for_function(predicate, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        return False
+    return True

@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from support.server import Daphne
 
 from . import pages
-from .pages import BrowserPerson, add_test_script, sign_up
+from .pages import BrowserPerson, add_test_script, came, sign_up
 
 REAL_PACE = True  # this module's server keeps the table's real pauses (conftest.pocha_server_process)
 
@@ -150,6 +150,11 @@ def play_round_by_hand(person: BrowserPerson, number: int, touch: bool, shots: P
                 assert events(page, "illegal")[-1]["detail"]["reason"] == reason
                 seen["illegal"] += 1
             toggle = page.locator(".last-trick-toggle")
+            if not seen["last_trick"] and not toggle.count() and events(page, "trick-complete"):
+                # a trick has been played: «Última baza» comes with the board once the trick is no longer held
+                # up (CI once saw the person play all of tricks 2 to 8 without it, each turn read while the
+                # trick before was still on the felt); a short wait for it, then the card anyway
+                came(page, "() => !!document.querySelector('.last-trick-toggle')", 2_500)
             if not seen["last_trick"] and toggle.count():
                 press(page, toggle, touch)
                 panel = page.locator("#last-trick")

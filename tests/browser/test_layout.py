@@ -41,7 +41,6 @@ from typing import Any
 
 import pytest
 from django.template.loader import render_to_string
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 from support.server import Daphne
 
@@ -61,7 +60,7 @@ from .layout import (
     plate_report,
     tap_problems,
 )
-from .pages import BrowserPerson
+from .pages import BrowserPerson, came
 
 REAL_PACE = True  # tricks held up and rounds' results shown, as people see them (conftest.pocha_server_process)
 
@@ -138,15 +137,6 @@ def press(page: Any, locator: Any, touch: bool) -> None:
         locator.tap()
     else:
         locator.click()
-
-
-def came(page: Any, predicate: str, timeout_ms: int) -> bool:
-    """Whether ``predicate`` (a page function) held within ``timeout_ms``."""
-    try:
-        page.wait_for_function(predicate, timeout=timeout_ms)
-    except PlaywrightTimeoutError:
-        return False
-    return True
 
 
 def log(page: Any, kind: str) -> list[dict[str, Any]]:
