@@ -142,14 +142,14 @@ def test_a_practice_yardstick_mark_is_renewed_and_a_lost_one_is_not() -> None:
     practice_table = do_play_again(ana, table.pk, 1)
     claimed = worker.practice.claim()
     assert claimed is not None and claimed.pk == practice_table.pk
-    mark = worker._Mark(claimed, "practice_baseline")
+    mark = worker.practice_mark(claimed)
     before = Table.objects.get(pk=claimed.pk).practice_baseline
     assert set(before) == {"working"}
     threading.Event().wait(0.01)
     assert mark.touch()
     after = Table.objects.get(pk=claimed.pk).practice_baseline
     assert set(after) == {"working"} and after["working"] > before["working"]
-    stale = worker._Mark(Table.objects.get(pk=claimed.pk), "practice_baseline")
+    stale = worker.practice_mark(Table.objects.get(pk=claimed.pk))
     stale.mark = before  # a worker whose claim another one renewed since
     assert not stale.touch()
     assert Table.objects.get(pk=claimed.pk).practice_baseline == after

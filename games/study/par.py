@@ -66,3 +66,14 @@ def run(tournament: Tournament, compute: Compute = direct) -> dict[str, object] 
         if locked.status == Tournament.Status.FINISHED:
             fairplay.flag(locked)
     return par
+
+
+def renew_mark(tournament_id: int, last: object, mark: dict[str, str]) -> bool:
+    """The par's «working» mark renewed (the worker's sign of life, ``games.study.worker``), if it is still
+    ``last``, the one that worker wrote: False if the job is no longer that worker's (a compare-and-set)."""
+    return bool(Tournament.objects.filter(pk=tournament_id, par=last).update(par=mark))
+
+
+def release_marks(mark: dict[str, str]) -> int:
+    """Every par a worker is working on marked ``mark`` (``games.study.worker.release_held``): how many."""
+    return Tournament.objects.filter(par__has_key="working").update(par=mark)

@@ -33,12 +33,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections
-from django.db.models import Model
 from django.utils import timezone
 
 from games.models import Analysis, Table, Tournament
 from games.study import analyses, par, practice
 from games.study.analyses import Compute, direct
+from games.table.actions import practice as practice_actions
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +81,10 @@ def work(compute: Compute = direct) -> int:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pocha-search") as searcher:
         while True:
             while (table := practice.claim()) is not None:
-                practice.run(table, beating(compute, _Mark(table, "practice_baseline").touch, searcher))
+                practice.run(table, beating(compute, practice_mark(table).touch, searcher))
                 done += 1
             while (tournament := par.claim()) is not None:
-                par.run(tournament, beating(compute, _Mark(tournament, "par").touch, searcher))
+                par.run(tournament, beating(compute, par_mark(tournament).touch, searcher))
                 done += 1
             analysis = analyses.claim()
             if analysis is None:
@@ -123,20 +123,29 @@ def beating(compute: Compute, touch: Callable[[], bool], searcher: ThreadPoolExe
 
 class _Mark:
     """A practice yardstick's or a par's «working» mark (``practice.claim``, ``par.claim``: the time of the
-    claim, in the job's JSON field), renewed while the job runs: a compare-and-set on the mark last written."""
+    claim, in the job's JSON field), renewed while the job runs by ``renew`` (``renew(last, mark)``: a
+    compare-and-set on the mark last written, ``practice_actions.renew_baseline_mark`` or ``par.renew_mark``)."""
 
-    def __init__(self, row: Table | Tournament, field: str) -> None:
-        self.model: type[Model] = type(row)
-        self.pk = row.pk
-        self.field = field
-        self.mark = getattr(row, field)
+    def __init__(self, mark: Any, renew: Callable[[Any, dict[str, str]], bool]) -> None:
+        self.mark = mark
+        self.renew = renew
 
     def touch(self) -> bool:
         mark = {"working": timezone.now().isoformat()}
-        if not self.model._default_manager.filter(pk=self.pk, **{self.field: self.mark}).update(**{self.field: mark}):
+        if not self.renew(self.mark, mark):
             return False
         self.mark = mark
         return True
+
+
+def practice_mark(table: Table) -> _Mark:
+    """The «working» mark of the practice yardstick ``table`` holds as claimed (``practice.claim``)."""
+    return _Mark(table.practice_baseline, functools.partial(practice_actions.renew_baseline_mark, table.pk))
+
+
+def par_mark(tournament: Tournament) -> _Mark:
+    """The «working» mark of the par ``tournament`` holds as claimed (``par.claim``)."""
+    return _Mark(tournament.par, functools.partial(par.renew_mark, tournament.pk))
 
 
 # -- the embedded mode: a thread, and a process for the searching ---------------------------------
@@ -170,8 +179,8 @@ def release_held() -> int:
     would lose its claim and stop at its next write: the claims are compare-and-sets.)"""
     freed = Analysis.objects.filter(status=Analysis.Status.RUNNING).update(beat_at=None)
     long_ago = {"working": NEVER.isoformat()}
-    freed += Table.objects.filter(practice_baseline__has_key="working").update(practice_baseline=long_ago)
-    freed += Tournament.objects.filter(par__has_key="working").update(par=long_ago)
+    freed += practice_actions.release_baseline_marks(long_ago)
+    freed += par.release_marks(long_ago)
     return freed
 
 

@@ -10,6 +10,8 @@ difícil in the same seat on the same deal, is worked out by the analysis worker
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
@@ -81,3 +83,19 @@ def _new_table(source: Table, user: User, number: int, position: int) -> Table:
             if attempt == 19:
                 raise
     raise AssertionError("unreachable")
+
+
+# -- the yardstick's «working» mark (``games.study.practice.claim``), as the worker keeps it -----------------
+
+
+def renew_baseline_mark(table_id: int, last: Any, mark: dict[str, str]) -> bool:
+    """The practice table's yardstick marked ``mark`` (the worker's sign of life while it plays difícil's round,
+    ``games.study.worker``), if its mark is still ``last``, the one that worker wrote: False if the job is no
+    longer that worker's (a compare-and-set)."""
+    return bool(Table.objects.filter(pk=table_id, practice_baseline=last).update(practice_baseline=mark))
+
+
+def release_baseline_marks(mark: dict[str, str]) -> int:
+    """Every yardstick a worker is working on marked ``mark`` (a server that starts without Redis frees those its
+    previous run left: ``games.study.worker.release_held``): how many."""
+    return Table.objects.filter(practice_baseline__has_key="working").update(practice_baseline=mark)
