@@ -187,6 +187,17 @@ class Profile(models.Model):
     #: The player closed their account: the name was anonymised, the history and ledger kept.
     closed_at = models.DateTimeField(_("cuenta cerrada el"), null=True, blank=True)
 
+    class Invites(models.TextChoices):
+        """Who may invite the player to a table (people they follow may, unless it is «nadie»)."""
+
+        EVERYONE = "everyone", _("Todos")
+        FRIENDS = "friends", _("Mis amigos y a quien sigo")
+        NOBODY = "nobody", _("Nadie")
+
+    invites_from = models.CharField(
+        _("quién puede invitarte"), max_length=10, choices=Invites.choices, default=Invites.EVERYONE
+    )
+
     class Meta:
         verbose_name = _("perfil")
         verbose_name_plural = _("perfiles")
@@ -194,3 +205,58 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return gettext("Perfil de %(user)s") % {"user": self.user}
+
+
+class Follow(models.Model):
+    """``follower`` follows ``followee``; two people who follow each other are friends (``accounts.social``)."""
+
+    follower = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="following_rows", verbose_name=_("quien sigue")
+    )
+    followee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="follower_rows",
+        verbose_name=_("a quien sigue"),
+    )
+    created_at = models.DateTimeField(_("desde"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("seguimiento")
+        verbose_name_plural = _("seguimientos")
+        constraints = [
+            models.UniqueConstraint(fields=["follower", "followee"], name="follow_once"),
+            models.CheckConstraint(condition=~Q(follower=models.F("followee")), name="follow_not_self"),
+        ]
+        indexes = [models.Index(fields=["followee", "follower"], name="follow_followee_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.follower_id} → {self.followee_id}"
+
+
+class Block(models.Model):
+    """``blocker`` blocked ``blocked``: the two are never seated together by the site, cannot invite each
+    other, and neither sees the other online or reads the other's talk (``accounts.social``)."""
+
+    blocker = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="blocking_rows",
+        verbose_name=_("quien bloquea"),
+    )
+    blocked = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="blocked_rows", verbose_name=_("bloqueado")
+    )
+    created_at = models.DateTimeField(_("desde"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("bloqueo")
+        verbose_name_plural = _("bloqueos")
+        constraints = [
+            models.UniqueConstraint(fields=["blocker", "blocked"], name="block_once"),
+            models.CheckConstraint(condition=~Q(blocker=models.F("blocked")), name="block_not_self"),
+        ]
+        indexes = [models.Index(fields=["blocked", "blocker"], name="block_blocked_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.blocker_id} ⊘ {self.blocked_id}"

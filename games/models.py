@@ -430,6 +430,72 @@ class Watcher(models.Model):
         return f"{self.user_id} @ {self.table_id}"
 
 
+class PageSocket(models.Model):
+    """One open socket of a page of the site other than a table's (the lobby, «Amigos», a profile…): its
+    person is online (``games.read.online``), and hears their invitations live.  Like ``Watcher``, it lives as
+    long as its server process (``games.live.presence`` sweeps a dead process's rows)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("usuario")
+    )
+    channel_name = models.CharField(_("canal"), max_length=200, unique=True)
+    process = models.ForeignKey(
+        ServerProcess,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="page_sockets",
+        verbose_name=_("proceso"),
+    )
+    opened_at = models.DateTimeField(_("abierto el"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("página abierta")
+        verbose_name_plural = _("páginas abiertas")
+        indexes = [models.Index(fields=["user"], name="pagesocket_user_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} ({self.channel_name})"
+
+
+class Invitation(models.Model):
+    """The host of a waiting private table asks someone to sit at it (``games.table.actions.invitations``).
+    Pending until answered, or until the table starts or is cancelled (then expired)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pendiente")
+        ACCEPTED = "accepted", _("aceptada")
+        DECLINED = "declined", _("rechazada")
+        EXPIRED = "expired", _("caducada")
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="invitations", verbose_name=_("mesa"))
+    sender = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("quien invita")
+    )
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitations", verbose_name=_("invitado")
+    )
+    status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(_("enviada el"), auto_now_add=True)
+    answered_at = models.DateTimeField(_("respondida el"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("invitación")
+        verbose_name_plural = _("invitaciones")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "recipient"], condition=models.Q(status="pending"), name="invitation_one_pending"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["recipient", "status"], name="invitation_recipient_idx"),
+            models.Index(fields=["table", "status"], name="invitation_table_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sender_id} → {self.recipient_id} @ {self.table_id} ({self.status})"
+
+
 class Analysis(models.Model):
     """«Analizar la partida»: the bot's analysis of every decision of a finished game, worked out by the
     worker (``games.study.analyses``) round by round and kept: whoever looks next gets it at once.

@@ -652,6 +652,13 @@ POCHA_CODE_ATTEMPTS = limits.count(
 )
 POCHA_TALK_LIMIT = limits.count("POCHA_TALK_LIMIT", 3, "table-talk phrases a person may say per POCHA_TALK_WINDOW")
 POCHA_TALK_WINDOW = limits.count("POCHA_TALK_WINDOW", 10, "seconds of the table-talk window", least=1)
+# Friends (accounts.social): follows and blocks a person may make per window, and invitations they may send.
+POCHA_FOLLOW_LIMIT = limits.count(
+    "POCHA_FOLLOW_LIMIT", 30, "follows and blocks a person may make per POCHA_FOLLOW_WINDOW"
+)
+POCHA_FOLLOW_WINDOW = limits.count("POCHA_FOLLOW_WINDOW", 600, "seconds of the follow and block window", least=1)
+POCHA_INVITE_LIMIT = limits.count("POCHA_INVITE_LIMIT", 20, "invitations a person may send per POCHA_INVITE_WINDOW")
+POCHA_INVITE_WINDOW = limits.count("POCHA_INVITE_WINDOW", 600, "seconds of the invitation window", least=1)
 POCHA_RATELIMIT_PREFIX = limits.text(
     "POCHA_RATELIMIT_PREFIX", "rl", "the first part of the limits' counters' keys in the cache"
 )

@@ -299,6 +299,9 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def refuse_suspended(self, reason: str) -> None:
         await self.refuse(access.suspended_error(reason), 4403)
 
+    async def person_notice(self, event: dict[str, Any]) -> None:
+        """Something of this person's changed (``push.person_notice``): their invitations, friends or blocks."""
+
     async def table_changed(self, event: dict[str, Any]) -> None:
         self.seat_names = None  # seats change only with the table: names are read again at the next phrase
         try:

@@ -4,7 +4,7 @@
 ``TableChanged`` is pushed to everyone showing the table (``push.table_changed``, with the snapshot the
 change packed) and arms the table's next step (``timers.arm``); a ``Redraw`` asks every viewer to draw the
 table again at the same seq; ``DueMoved`` re-arms the next step; ``AccountSuspended`` closes the person's
-sockets; ``StudyQueued`` wakes the analysis worker; ``TournamentChanged`` redraws the tournament's pages
+sockets; ``PersonNotified`` tells a person's open pages (their invitations, friends, blocks); ``StudyQueued`` wakes the analysis worker; ``TournamentChanged`` redraws the tournament's pages
 and, when one of its tables finished, lets the tournament move on at once.  Table talk, which changes nothing, is sent from here too (``say``).
 """
 
@@ -16,6 +16,7 @@ from games.table.events import (
     AccountSuspended,
     DueMoved,
     Event,
+    PersonNotified,
     Redraw,
     StudyQueued,
     TableChanged,
@@ -39,6 +40,8 @@ def handle(event: Event) -> None:
         timers.arm(event.table_id, event.seq, event.due)
     elif isinstance(event, AccountSuspended):
         push.account_suspended(event.user_id, event.reason)
+    elif isinstance(event, PersonNotified):
+        push.person_notice(event.user_id, event.kind)
     elif isinstance(event, StudyQueued):
         timers.queue_study()
     elif isinstance(event, TournamentChanged):

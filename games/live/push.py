@@ -29,7 +29,8 @@ _local = threading.local()
 
 
 def user_group(user_id: int) -> str:
-    """Every open table socket of one person (whatever table it shows), so moderation can reach them."""
+    """Every open socket of one person (a table's, or another page's: ``SiteConsumer``), so moderation, their
+    invitations and their friends' comings and goings reach them."""
     return f"user-{user_id}"
 
 
@@ -96,6 +97,12 @@ def account_suspended(user_id: int, reason: str) -> None:
     """Tell every open socket of a person just suspended to say why and close (call after commit).
     The suspension stands even if this fails: every later action and connection is refused anyway."""
     _send(user_group(user_id), {"type": "account.suspended", "reason": reason})
+
+
+def person_notice(user_id: int, kind: str) -> None:
+    """Tell every open socket of a person (table sockets and the other pages' ones) that their ``kind``
+    (``invitations``, ``friends``, ``blocks``: ``games.table.events.PersonNotified``) changed."""
+    _send(user_group(user_id), {"type": "person.notice", "kind": kind})
 
 
 def table_changed(

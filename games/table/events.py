@@ -65,6 +65,17 @@ class AccountSuspended:
 
 
 @dataclass(frozen=True)
+class PersonNotified:
+    """Something of one person's changed that their open pages show live: ``kind`` is ``invitations`` (an
+    invitation to them came, was answered or expired: the banner and the list), ``friends`` (someone they
+    follow came online or went, or a follow changed: «Amigos» and the lobby) or ``blocks`` (a block of theirs
+    changed: the talk their table sockets let through)."""
+
+    user_id: int
+    kind: str
+
+
+@dataclass(frozen=True)
 class StudyQueued:
     """Work for the analysis worker (``games.study``): an analysis asked for, or a practice table whose
     yardstick (difícil in the person's seat) is to be played."""
