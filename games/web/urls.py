@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import ops, rules_pages, views
+from . import friends_urls, invitation_urls, ops, rules_pages, views
 
 app_name = "games"
 
@@ -28,4 +28,6 @@ urlpatterns = [
     path("reglas/", views.rules, name="rules"),
     path("reglas/<key:preset>/", rules_pages.rules_preset, name="rules_preset"),
     path("servidor/eventos.json", ops.hub_stats, name="hub_stats"),
+    *friends_urls.urlpatterns,
+    *invitation_urls.urlpatterns,
 ]
