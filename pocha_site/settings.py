@@ -424,6 +424,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.wallet",
                 "pocha_site.context_processors.tournament_notice",
+                "pocha_site.context_processors.invitation_banner",
             ],
         },
     },

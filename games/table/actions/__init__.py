@@ -5,6 +5,7 @@
 - ``due``: the table's next automatic step (a bot's move, the clock, a quick table's bots, the next deal);
 - ``lifecycle``: a game's start, end and cancellation, the only places that move chips;
 - ``rematch``: «Revancha»;
+- ``invitations``: the host's invitations to a waiting private table, accepted or declined;
 - ``moderation``: the seats of a suspended or closed account, a moderator's cancellation;
 - ``requests``: what a frame or a form asks for;
 - ``common``: the lock, the seq check and ``commit``.
@@ -16,6 +17,7 @@ emitted for after the commit.  Bad input raises ``ActionError`` and changes noth
 
 from games.table.actions.common import User, check_bot_level
 from games.table.actions.due import Thinking, apply_due, do_due, prepare_due, sweep, think
+from games.table.actions.invitations import do_accept_invitation, do_decline_invitation, do_invite
 from games.table.actions.lifecycle import split_pot
 from games.table.actions.moderation import do_admin_cancel
 from games.table.actions.play import do_action, do_back
@@ -41,6 +43,7 @@ __all__ = [
     "User",
     "apply_due",
     "check_bot_level",
+    "do_accept_invitation",
     "do_accept_rematch",
     "do_action",
     "do_admin_cancel",
@@ -48,8 +51,10 @@ __all__ = [
     "do_cancel",
     "do_create_private_table",
     "do_create_table",
+    "do_decline_invitation",
     "do_decline_rematch",
     "do_due",
+    "do_invite",
     "do_leave_seat",
     "do_offer_rematch",
     "do_quick_play",

@@ -18,11 +18,11 @@ from accounts import ledger
 from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
 from games.engine import Card, GameState
-from games.models import Move, Round, Seat, Table, Tournament
-from games.table import access, history
+from games.models import Invitation, Move, Round, Seat, Table, Tournament
+from games.table import access, events, history
 from games.table.actions.common import commit, new_seed, state_fields
 from games.table.errors import ActionError
-from games.table.events import TableChanged
+from games.table.events import PersonNotified, TableChanged
 from leaderboard import scores, skill
 
 BOT_NAMES = ["Lola", "Paco", "Carmen", "Manolo", "Pilar", "Curro", "Rocío", "Pepe"]
@@ -58,6 +58,20 @@ def refund_stake(table: Table, seat: Seat) -> None:
     ledger.post(LedgerTransaction.Kind.REFUND, f"refund:seat:{seat.pk}", legs, table_id=table.pk)
 
 
+def expire_invitations(table: Table) -> None:
+    """A private table that starts or is called off: every invitation to it still pending expires, in the same
+    transaction (invitations are made under the table's lock: ``actions.invitations``), and each invited
+    person's pages are told.  A public table has none: no query."""
+    if table.is_public:
+        return
+    pending = Invitation.objects.filter(table_id=table.pk, status=Invitation.Status.PENDING)
+    recipients = list(pending.values_list("recipient_id", flat=True))
+    if recipients:
+        pending.update(status=Invitation.Status.EXPIRED, answered_at=timezone.now())
+        for recipient in recipients:
+            events.emit(PersonNotified(recipient, "invitations"))
+
+
 def split_pot(pot: int, winners: list[int]) -> dict[int, int]:
     """RULES.md: an equal split; chips that do not divide go one each to the winners in seat order from 0."""
     order = sorted(winners)
@@ -69,6 +83,7 @@ def on_start(table: Table) -> TableChanged:
     """Bots take the empty seats (staking from the house), the first dealer is drawn and round 1 dealt."""
     if table.status != Table.Status.WAITING:
         raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+    expire_invitations(table)
     seats = list(Seat.objects.filter(table=table))
     taken = {s.position for s in seats}
     names = [n for n in BOT_NAMES]
@@ -294,6 +309,7 @@ def on_cancel(table: Table, reason: Table.CancelReason, note: str = "") -> Table
     """A table called off (before the start, or by a moderator during the game): every stake still in
     the pot goes back to whoever put it in.  ``reason`` (and a moderator's ``note``) is kept on the table:
     its page tells the players why."""
+    expire_invitations(table)
     seats = list(Seat.objects.filter(table=table))
     if table.stake:
         # Several refunds in one transaction: take every account's lock first, in the ledger's order.
