@@ -92,7 +92,7 @@ class TournamentChanged:
     table_done: bool = False
 
 
-Event = TableChanged | Redraw | DueMoved | AccountSuspended | StudyQueued | TournamentChanged
+Event = TableChanged | Redraw | DueMoved | AccountSuspended | PersonNotified | StudyQueued | TournamentChanged
 Handler = Callable[[Event], None]
 
 _handlers: list[Handler] = []
