@@ -14,6 +14,10 @@ download and every action, so a private table cannot be reached through a forgot
 * A rematch («Revancha», ``Table.rematch_of``) seats only the people who played the game it replays;
   they need no code for a private one (and may see it), and nobody else may sit (a public one can
   still be watched).
+* A block keeps two people apart (``accounts.social``): nobody may sit at a table where someone seated has
+  blocked them or been blocked by them (``check_not_blocked``) — a private table by its code, link or an
+  invitation, a public one, a rematch.  The refusal names nobody.  (Quick play and a tournament's seating
+  never even try: ``games.table.actions.seating.do_quick_play``, ``games.tournaments.runner``.)
 * A tournament game's deals are secret while any of its tables is still being played (``deals_secret``):
   every table of a game is dealt the same cards.  Until then nobody gets its record, replay, analysis or
   «Juega esta mano» (``check_deals``), its own players included, and only the people seated at a table may
@@ -28,7 +32,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
-from accounts import ledger, moderation
+from accounts import ledger, moderation, social
 from games.models import CODE_ALPHABET, CODE_LENGTH, Seat, Table
 from games.table.errors import ActionError
 
@@ -127,6 +131,35 @@ def rematch_only_error() -> ActionError:
     return ActionError("rematch_only", _("Esta revancha es solo para quienes jugaron la partida."))
 
 
+def blocked_error() -> ActionError:
+    """A seat refused because of a block: it names nobody (a blocked person learns nothing more about who is
+    at the table than its plates already show, and never which of them blocked them)."""
+    return ActionError("blocked", _("No puedes sentarte en esta mesa."))
+
+
+def _people(seats: list[Seat], but: int | None) -> set[int]:
+    return {s.user_id for s in seats if s.user_id is not None and not s.is_bot and s.user_id != but}
+
+
+def check_not_blocked(user: Any, seats: list[Seat]) -> None:
+    """ActionError("blocked") if someone seated in ``seats`` has blocked ``user`` or been blocked by them
+    (one query, none at a table of bots alone)."""
+    others = _people(seats, user.pk)
+    if others and social.blocked_ids(user.pk) & others:
+        raise blocked_error()
+
+
+def kept_apart(seats: list[Seat], wanted: set[int]) -> set[int]:
+    """Those of ``wanted`` (not seated) who may not sit with someone seated in ``seats``: a block either way
+    (one query).  A rematch waits for nobody among them."""
+    seated = _people(seats, None)
+    waiting = set(wanted) - seated
+    if not seated or not waiting:
+        return set()
+    pairs = social.blocked_pairs(seated | waiting)
+    return {uid for uid in waiting if any(frozenset((uid, other)) in pairs for other in seated)}
+
+
 def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat] | None = None) -> None:
     """Raise ActionError unless ``user`` may take a seat at ``table`` now (the final chips check is the
     ledger's own, under the account's lock)."""
@@ -150,6 +183,7 @@ def check_sit(table: Table, user: Any, code: str | None = None, seats: list[Seat
     check_not_live_elsewhere(user, table)  # (exact when the caller holds the person's user row lock)
     if len(seats) >= table.size:
         raise ActionError("full", _("La mesa está completa."))
+    check_not_blocked(user, seats)
     if table.stake:
         have = ledger.balance(user.pk)
         if have < table.stake:

@@ -19,7 +19,7 @@ import logging
 import math
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,7 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from accounts import ledger
+from accounts import ledger, social
 from accounts.models import Account
 from accounts.models import Transaction as LedgerTransaction
 from games.engine import spread_rounds
@@ -121,6 +121,7 @@ def start(tournament: Tournament, now: datetime) -> str:
         tables_at_most=max(1, tournament.places // tournament.size),
         least_tables=2 if tournament.format == Tournament.Format.DUPLICATE else 1,
         rng=rng,
+        blocked=social.blocked_pairs([r.user_id for r in people]),
     )
     names = dict(Registration.objects.filter(tournament=tournament).values_list("user_id", "user__username"))
     open_tables(tournament, tables, names)
@@ -137,11 +138,14 @@ def first_seating(
     tables_at_most: int,
     least_tables: int = 1,
     rng: random.Random,
+    blocked: Collection[frozenset[int]] = frozenset(),
 ) -> list[dict[int, int]]:
     """The first game's tables: for each, seat position -> user id (empty seats are for the bots).  As few
     tables as hold everyone (at least ``least_tables``, at most ``tables_at_most``), the people spread evenly
     over them, and no two people of one address at one table (registration keeps an address's people to at
-    most one per table)."""
+    most one per table), nor two of a ``blocked`` pair (``accounts.social.blocked_pairs``): ``keep_apart``
+    mends the spread, and if it cannot at that many tables, one more table is tried, up to ``tables_at_most``.
+    If even that cannot, the arrangement with the fewest such pairs together is kept and logged."""
     groups: dict[Any, list[int]] = defaultdict(list)
     for user_id, address in people:
         groups[address if address else ("alone", user_id)].append(user_id)
@@ -150,13 +154,151 @@ def first_seating(
     order = list(groups.values())
     rng.shuffle(order)
     order.sort(key=len, reverse=True)  # the biggest address first: its people go to different tables
-    members: list[list[int]] = [[] for _ in range(count)]
-    cursor = 0
-    for group in order:
-        for user_id in group:
-            members[cursor % count].append(user_id)
-            cursor += 1
-    return [_seat_at_random(m, size, rng) for m in members]
+    apart = _apart(dict(people), blocked)
+    best: tuple[int, list[list[int]]] | None = None
+    for tables in range(count, max(count, tables_at_most) + 1):
+        members: list[list[int]] = [[] for _ in range(tables)]
+        cursor = 0
+        for group in order:
+            for user_id in group:
+                members[cursor % tables].append(user_id)
+                cursor += 1
+        left = keep_apart(members, size, apart)
+        if best is None or left < best[0]:
+            best = (left, members)
+        if not left:
+            break
+    assert best is not None
+    if best[0]:
+        _log_together(best[1], apart)
+    return [_seat_at_random(m, size, rng) for m in best[1]]
+
+
+def _apart(addresses: dict[int, str | None], blocked: Collection[frozenset[int]]) -> Callable[[int, int], bool]:
+    """Whether two people must not share a table: one address, or a block either way."""
+    pairs = set(blocked)
+
+    def apart(a: int, b: int) -> bool:
+        mine = addresses.get(a)
+        return (bool(mine) and addresses.get(b) == mine) or frozenset((a, b)) in pairs
+
+    return apart
+
+
+def _together(tables: Sequence[Sequence[int]], apart: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+    return [(a, b) for table in tables for i, a in enumerate(table) for b in table[i + 1 :] if apart(a, b)]
+
+
+def _log_together(tables: Sequence[Sequence[int]], apart: Callable[[int, int], bool]) -> None:
+    log.warning(
+        "tournament seating: no arrangement at these tables keeps everyone apart; kept together: %s",
+        _together(tables, apart),
+    )
+
+
+def keep_apart(tables: list[list[int]], size: int, apart: Callable[[int, int], bool], budget: int = 20_000) -> int:
+    """Mend ``tables`` (lists of user ids, in place) so that no table holds two people who must be ``apart``;
+    returns how many such pairs are still together (0 when it managed).
+
+    First, a person sharing a table with someone they must be apart from swaps with the nearest one further
+    down (or up) who clashes with nobody at either table, or moves to a table with fewer people and room;
+    each change leaves fewer pairs together, so this ends.  If some pair is still together, a search over the
+    people with someone to keep apart from (the most constrained first, each tried at their own table, then
+    the nearest ones) looks for an arrangement with as many people at each table as it was given, at most
+    ``budget`` steps; everyone else then fills the places left, their own table first."""
+    count = len(tables)
+    sizes = [len(table) for table in tables]
+
+    def clashes(table: list[int], user_id: int, without: int | None = None) -> bool:
+        return any(apart(user_id, other) for other in table if other != user_id and other != without)
+
+    changed = True
+    while changed:
+        changed = False
+        for t, table in enumerate(tables):
+            for i, user_id in enumerate(list(table)):
+                if table[i] != user_id or not clashes(table, user_id):
+                    continue
+                nearest = list(range(t + 1, count)) + list(range(t - 1, -1, -1))
+                done = False
+                for u in nearest:
+                    other_table = tables[u]
+                    for j, other in enumerate(other_table):
+                        if clashes(other_table, user_id, without=other) or clashes(table, other, without=user_id):
+                            continue
+                        table[i], other_table[j] = other, user_id
+                        done = True
+                        break
+                    if done:
+                        break
+                if done:
+                    changed = True
+                    continue
+                for u in nearest:  # no swap: a table with fewer people (and room) takes them, if they clash with none
+                    other_table = tables[u]
+                    if len(other_table) < min(len(table), size) and not clashes(other_table, user_id):
+                        table.remove(user_id)
+                        other_table.append(user_id)
+                        changed = done = True
+                        break
+                if done:
+                    break  # this table's people moved up: look at it again on the next pass
+    left = len(_together(tables, apart))
+    if left:
+        found = _search(tables, sizes, apart, budget)
+        if found is not None:
+            tables[:] = found
+            return 0
+    return left
+
+
+def _search(
+    tables: list[list[int]], sizes: list[int], apart: Callable[[int, int], bool], budget: int
+) -> list[list[int]] | None:
+    """``keep_apart``'s search: tables of ``sizes`` people (as they were cut), nobody with someone they must
+    be apart from, each person as near their table in ``tables`` as may be; None if none is found within
+    ``budget`` steps."""
+    home = {user_id: t for t, table in enumerate(tables) for user_id in table}
+    rank = {user_id: (t, i) for t, table in enumerate(tables) for i, user_id in enumerate(table)}
+    everyone = list(home)
+    foes = {a: [b for b in everyone if b != a and apart(a, b)] for a in everyone}
+    constrained = sorted((a for a in everyone if foes[a]), key=lambda a: (-len(foes[a]), rank[a]))
+    room = list(sizes)
+    placed: list[list[int]] = [[] for _ in tables]
+    where: dict[int, int] = {}
+    steps = 0
+
+    def order(t: int) -> list[int]:
+        return sorted(range(len(tables)), key=lambda u: (abs(u - t), u < t))
+
+    stack: list[tuple[int, list[int]]] = []  # (index in constrained, tables still to try)
+    k = 0
+    choices = order(home[constrained[0]]) if constrained else []
+    while k < len(constrained):
+        steps += 1
+        if steps > budget:
+            return None
+        person = constrained[k]
+        while choices:
+            u = choices.pop(0)
+            if len(placed[u]) < room[u] and not any(apart(person, x) for x in placed[u]):
+                placed[u].append(person)
+                where[person] = u
+                stack.append((k, choices))
+                k += 1
+                choices = order(home[constrained[k]]) if k < len(constrained) else []
+                break
+        else:
+            if not stack:
+                return None
+            k, choices = stack.pop()
+            back = constrained[k]
+            placed[where.pop(back)].remove(back)
+    free = [a for a in everyone if not foes[a]]
+    for user_id in sorted(free, key=lambda a: rank[a]):  # their own table if it has room, else the nearest
+        u = next(u for u in order(home[user_id]) if len(placed[u]) < room[u])
+        placed[u].append(user_id)
+    return [sorted(table, key=lambda a: rank[a]) for table in placed]
 
 
 def _seat_at_random(user_ids: Sequence[int], size: int, rng: random.Random) -> dict[int, int]:
@@ -212,43 +354,51 @@ def next_game(tournament: Tournament, now: datetime) -> None:
     tournament.current_game += 1
     tournament.first_done_at = None
     rng = random.Random(round_seed(int(tournament.seed or 0), tournament.current_game, 1))
-    groups = regroup(people, addresses, tournament.size)
+    groups = regroup(
+        people,
+        addresses,
+        tournament.size,
+        blocked=social.blocked_pairs(people),
+        tables_at_most=max(1, tournament.places // tournament.size),
+    )
     names = dict(Registration.objects.filter(tournament=tournament).values_list("user_id", "user__username"))
     open_tables(tournament, [_seat_at_random(g, tournament.size, rng) for g in groups], names)
     _save(tournament, "current_game", "first_done_at")
 
 
-def regroup(people: Sequence[int], addresses: dict[int, str | None], size: int) -> list[list[int]]:
+def regroup(
+    people: Sequence[int],
+    addresses: dict[int, str | None],
+    size: int,
+    *,
+    blocked: Collection[frozenset[int]] = frozenset(),
+    tables_at_most: int | None = None,
+) -> list[list[int]]:
     """``people`` in standings order cut into tables of ``size`` (the leaders together), then mended so that
-    no table has two people of one address: such a person swaps with the nearest one further down (or up)
-    whose address is not at either table."""
-    count = max(1, math.ceil(len(people) / size))
-    tables = [list(people[i * size : (i + 1) * size]) for i in range(count)]
-
-    def clash(table: list[int], user_id: int) -> bool:
-        mine = addresses.get(user_id)
-        return bool(mine) and sum(1 for other in table if addresses.get(other) == mine) > 1
-
-    for t, table in enumerate(tables):
-        for i, user_id in enumerate(list(table)):
-            if not clash(table, user_id):
-                continue
-            for u in list(range(t + 1, count)) + list(range(t - 1, -1, -1)):
-                other_table = tables[u]
-                for j, other in enumerate(other_table):
-                    mine, theirs = addresses.get(user_id), addresses.get(other)
-                    if theirs == mine:
-                        continue
-                    if mine and any(addresses.get(x) == mine for x in other_table if x != other):
-                        continue
-                    if theirs and any(addresses.get(x) == theirs for x in table if x != user_id):
-                        continue
-                    table[i], other_table[j] = other, user_id
-                    break
-                else:
-                    continue
-                break
-    return tables
+    no table has two people of one address nor two of a ``blocked`` pair (``keep_apart``: such a person swaps
+    with the nearest one further down, or up, who clashes with nobody at either table).  If that cannot be
+    done at as few tables as hold everyone, the people are cut evenly over one more table (up to
+    ``tables_at_most``); if even that cannot, the arrangement with the fewest such pairs together is kept and
+    logged."""
+    least = max(1, math.ceil(len(people) / size))
+    most = max(least, tables_at_most or least)
+    apart = _apart(addresses, blocked)
+    best: tuple[int, list[list[int]]] | None = None
+    for count in range(least, most + 1):
+        if count == least:
+            tables = [list(people[i * size : (i + 1) * size]) for i in range(count)]
+        else:  # more tables than needed: as even as may be, still in standings order
+            cuts = [round(i * len(people) / count) for i in range(count + 1)]
+            tables = [list(people[cuts[i] : cuts[i + 1]]) for i in range(count)]
+        left = keep_apart(tables, size, apart)
+        if best is None or left < best[0]:
+            best = (left, tables)
+        if not left:
+            break
+    assert best is not None
+    if best[0]:
+        _log_together(best[1], apart)
+    return best[1]
 
 
 # -- the end ------------------------------------------------------------------------------------------

@@ -11,6 +11,11 @@ starts it; without bots the proposer (its host) starts or cancels it as at any p
 Only the old table's people may sit at a rematch (``games.table.access.check_sit``).  A tournament's table has
 no rematch: the tournament seats its players (its page has the standings).
 
+A block made since the game (``accounts.social``) keeps the two apart here too: whoever of the two comes second
+is refused a seat («No puedes jugar esta revancha.», the same words for both, naming nobody) and nothing
+changes; the rematch then waits for nobody a block keeps out (``access.kept_apart``): it starts when everyone
+else is seated or has declined, bots in the empty seats (without bots, the host starts or cancels it).
+
 Locks: the old table's row first, then the rematch's (the order every function here takes them);
 every other action takes one table's row only, so no cycle is possible.  The
 one-to-one ``rematch_of`` makes two proposals at once give one rematch: the second, waiting for the old
@@ -68,6 +73,11 @@ def _cancelled_error() -> ActionError:
 
 def _tournament_error() -> ActionError:
     return ActionError("tournament_table", _("Una mesa de torneo no tiene revancha: mira la clasificación del torneo."))
+
+
+def _blocked_error() -> ActionError:
+    # (the same words whoever is the one blocked: nobody learns which of the two did it)
+    return ActionError("blocked", _("No puedes jugar esta revancha."))
 
 
 def _already_seated_error() -> ActionError:
@@ -142,8 +152,13 @@ def _ready(rematch: Table, old_seats: list[Seat], seats: list[Seat], declined: s
     seated, and the empty seats (if any) may go to bots."""
     seated = {s.user_id for s in seats if not s.is_bot}
     wanted = {s.user_id for s in humans(old_seats)}
-    if not seated or not wanted <= (seated | declined):
+    if not seated:
         return False
+    if not wanted <= (seated | declined):
+        # Someone a block keeps from sitting with a person seated (``access.kept_apart``) will never come:
+        # nobody waits for them (one query, only while someone is still missing).
+        if not wanted - access.kept_apart(seats, wanted - seated - declined) <= (seated | declined):
+            return False
     return len(seats) >= rematch.size or rematch.bots_allowed
 
 
@@ -162,7 +177,12 @@ def _seat_at(old: Table, old_seats: list[Seat], rematch_id: int, user: Any) -> T
         raise _already_seated_error()  # (a second click, even once it has started: the view goes to it)
     _check_open(rematch)
     access.check_not_suspended(user, lock=True)  # a suspension being written waits for this seat
-    access.check_sit(rematch, user, seats=seats)  # the rematch rule, a free seat, the chips (pre-check)
+    try:  # the rematch rule, a free seat, no block with someone seated, the chips (pre-check)
+        access.check_sit(rematch, user, seats=seats)
+    except ActionError as error:
+        if error.code == "blocked":
+            raise _blocked_error() from None
+        raise
     taken = {s.position for s in seats}
     free = [p for p in range(rematch.size) if p not in taken]
     try:

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from accounts import social
 from accounts.models import Profile
 from games.engine import levels
 from games.models import Seat, Table
@@ -114,7 +115,8 @@ def do_create_private_table(
 
 def do_quick_play(user: User, size: int, stake: int = 0, rules: str = "clasica") -> Table:
     """ "Jugar ya": a seat at a waiting public quick table of the same house rules, ``size`` and ``stake``, or
-    a new one (the choice is remembered for next time).
+    a new one (the choice is remembered for next time).  Never a table where someone seated has blocked the
+    person or been blocked by them (``accounts.social``): those are not even candidates.
     Someone with a live table already (waiting or running, not left) is sent back to it instead.
 
     One transaction under the person's lock, so that eight «Jugar ya» at once from one person (tabs,
@@ -131,19 +133,19 @@ def do_quick_play(user: User, size: int, stake: int = 0, rules: str = "clasica")
         mine = access.live_table(user.pk)
         if mine is not None:
             return mine  # one live table at a time: go back to it
-        candidates = list(
-            Table.objects.filter(
-                status=Table.Status.WAITING,
-                is_public=True,
-                is_quick=True,
-                rules=rules,
-                size=size,
-                stake=stake,
-                rematch_of__isnull=True,
-            )
-            .order_by("created_at", "pk")
-            .values_list("pk", flat=True)[:5]
+        waiting = Table.objects.filter(
+            status=Table.Status.WAITING,
+            is_public=True,
+            is_quick=True,
+            rules=rules,
+            size=size,
+            stake=stake,
+            rematch_of__isnull=True,
         )
+        apart = social.blocked_ids(user.pk)
+        if apart:  # never a table with someone blocked either way (``check_sit`` refuses it too, under the lock)
+            waiting = waiting.exclude(seats__user_id__in=apart)
+        candidates = list(waiting.order_by("created_at", "pk").values_list("pk", flat=True)[:5])
         for table_id in candidates:
             try:
                 with transaction.atomic():  # a refused seat leaves nothing behind
@@ -197,7 +199,12 @@ def _take_seat(
         return on_start(table)
     if table.rematch_of_id is not None:  # a rematch starts once every player of the game is back
         wanted = set(Seat.objects.filter(table_id=table.rematch_of_id, is_bot=False).values_list("user_id", flat=True))
-        if wanted <= {s.user_id for s in seats} | {user.pk}:
+        seats.append(seat)
+        # (but for those a block keeps from sitting with someone seated: they will never be back, and bots,
+        # if the table allows them, take their places)
+        barred = access.kept_apart(seats, wanted)
+        back = wanted - barred <= {s.user_id for s in seats}
+        if back and (not barred or table.bots_allowed or len(seats) >= table.size):
             return on_start(table)
     return commit(table, table.seq)
 
