@@ -22,6 +22,7 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from accounts import social
 from games.engine import Card, ChooseTrump, GameState, Suit, sort_hand
 from games.engine.cards import SUITS
 from games.engine.presets import CLASICA, Rules
@@ -243,9 +244,13 @@ def analysis_stats(user_id: int, viewer: Any) -> dict[str, Any]:
 
 
 def profile_context(player: Any, viewer: Any, now: datetime) -> dict[str, Any]:
+    is_self = viewer is not None and viewer.is_authenticated and viewer.pk == player.pk
+    signed_in = viewer is not None and viewer.is_authenticated
     return {
         "player": player,
-        "is_self": viewer is not None and viewer.is_authenticated and viewer.pk == player.pk,
+        "is_self": is_self,
+        # how the viewer stands with them (follows and blocks, both ways): «Seguir», «Bloquear»… on another's
+        "relation": social.relation(viewer.pk, player.pk) if signed_in and not is_self else None,
         "stats": game_stats(player.pk),
         "net": chip_stats(player.pk, now),
         "recent": recent_games(player.pk, viewer),

@@ -98,6 +98,8 @@
     var scores = document.querySelector("#scores details");
     var scoresOpen = !!(scores && scores.open);
     var leaveOpen = !!document.querySelector("#leave-line[open]"); // «Dejar la partida» asked, not yet confirmed
+    var seatMenu = document.querySelector("#felt .seat-menu[open]"); // «Seguir» / «Bloquear» open on a plate
+    var seatMenuOf = seatMenu ? seatMenu.closest("[data-seat]").dataset.seat : null;
     var lastTrickOpen = !!document.querySelector("#last-trick:not([hidden])");
     var talkOpen = !!document.querySelector("#talk-panel:not([hidden])");
     var boardApplied = false;
@@ -116,6 +118,8 @@
     if (scoresNow && scoresOpen) scoresNow.open = true;
     var leaveNow = document.getElementById("leave-line");
     if (leaveNow && leaveOpen) leaveNow.open = true;
+    var seatMenuNow = seatMenuOf !== null && document.querySelector('#felt [data-seat="' + seatMenuOf + '"] .seat-menu');
+    if (seatMenuNow) seatMenuNow.open = true;
     if (lastTrickOpen) toggleLastTrick(true);
     if (talkOpen) toggleTalk(true, false);
     stampClocks();

@@ -33,13 +33,13 @@ def test_the_key_holds_everything_the_seat_shows() -> None:
     shown = set(re.findall(r"\bp\.(\w+)", text))
     assert shown, "the template names the player's fields as p.<field>"
     assert shown <= set(seats.FIELDS), shown - set(seats.FIELDS)
-    # and nothing of the board's context but the player and the table's bot level
+    # and nothing of the board's context but the player and the table's bot level (``url``: the site's routes)
     names = {m for m in re.findall(r"\{%\s*(?:if|elif)\s+(?:not\s+)?(\w+)", text)}
     names |= set(re.findall(r"\{\{\s*(\w+)", text))
     names |= set(re.findall(r"=(\w+)(?:\.\w+)?\s*(?:%\}| )", text))
     bound = set(re.findall(r"\{%\s*trans\s+(\w+)=", text))  # a trans block's own names
     assert bound, "the template's trans blocks name their values"
-    assert names - bound <= {"p", "bot_level", "bot_level_name", "_"}, names - bound
+    assert names - bound <= {"p", "bot_level", "bot_level_name", "_", "url"}, names - bound
 
 
 def test_the_key_holds_everything_a_card_of_the_hand_shows() -> None:
