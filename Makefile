@@ -117,6 +117,16 @@ BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/pocha_bench
 bench-ranking: venv
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python benchmarks/ranking_bench.py --players 100000 --entries 2000000
 
+# «Amigos» and the lobby at scale (issue 44): 100,000 accounts, 5,000 online, a viewer following 500 people; p50/p95/p99
+# ms and queries a page.  Needs PostgreSQL: a database of its own, filled on the first run (~6 minutes) and reused
+# after while the sizes are the same.  FRIENDS_BENCH_ARGS: e.g. `--explain --profile` (each query's plan, a profile).
+FRIENDS_BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/pocha_bench_friends
+FRIENDS_BENCH_ARGS ?=
+.PHONY: bench-friends
+bench-friends: venv
+	DATABASE_URL=$(FRIENDS_BENCH_DATABASE_URL) $(BIN)/python benchmarks/friends_bench.py --accounts 100000 --online 5000 \
+		--following 500 $(FRIENDS_BENCH_ARGS)
+
 typecheck: venv
 	$(BIN)/mypy --strict games/engine
 
