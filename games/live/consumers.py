@@ -1,5 +1,7 @@
-"""The table's WebSocket: a thin adapter from frames to actions, and from events to each viewer's fragments; and a
-tournament's page's WebSocket, which only listens (``TournamentConsumer``)."""
+"""The table's WebSocket: a thin adapter from frames to actions, and from events to each viewer's fragments; a
+tournament's page's WebSocket, which only listens (``TournamentConsumer``); and every other page's
+(``SiteConsumer``), which only listens too: its person is online while it is open, and it draws the page's live
+parts again when something of theirs changes (their invitations, their friends)."""
 
 from __future__ import annotations
 
@@ -10,18 +12,20 @@ import time
 from collections.abc import Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import parse_qs
 
 from autobahn.exception import Disconnected
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import override
 
-from accounts import moderation
+from accounts import moderation, social
 from games.live import capacity, dispatch, hub, presence, push, timers
 from games.live.hotpath import db
 from games.models import Table, Tournament
-from games.read import board
+from games.read import board, live_pages
 from games.read import talk as talk_view
 from games.read import tournaments as tournament_pages
 from games.table import access, actions, talk
@@ -74,6 +78,11 @@ class TableConsumer(AsyncWebsocketConsumer):
     #: Its board is a tournament table's final one that keeps the deals for later (``access.deals_secret``): it
     #: listens to its tournament's changes, and is drawn again once the game's last table has finished.
     awaiting_deals = False
+    #: The people blocked by this socket's person or who blocked them (``accounts.social.blocked_ids``): their
+    #: talk is not drawn here.  Read when the socket opens, and again at each ``blocks`` notice.
+    blocked: frozenset[int] = frozenset()
+    #: The seats' names and people, read at the first phrase after a change of the table.
+    seat_names: dict[int, tuple[str, int | None]] | None = None
     #: The table's events not handled yet, handled one after the other (``deliver``).
     _events: asyncio.Queue[dict[str, Any]] | None = None
     _handler: asyncio.Task[None] | None = None
@@ -124,6 +133,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         if reason is not None:
             await self.refuse_suspended(reason)
             return
+        await self.read_blocks()
         refused = await db(access.can_watch_id, self.table_id, self.user)
         if refused is not None:
             # A private table is, to anyone not at it, a table that does not exist; a tournament's table whose
@@ -271,19 +281,23 @@ class TableConsumer(AsyncWebsocketConsumer):
                 self._main.cancel()
 
     async def table_talk(self, event: dict[str, Any]) -> None:
-        """Someone at the table said a phrase: draw it in this viewer's language."""
+        """Someone at the table said a phrase: draw it in this viewer's language, unless the one who said it and
+        this viewer are blocked either way (then it is never drawn here)."""
         try:
             seat, phrase = int(event["seat"]), str(event["phrase"])
             if phrase not in talk.PHRASE_TEXT:
                 return
-            names: dict[int, str] = getattr(self, "seat_names", None) or {}
+            names = self.seat_names or {}
             if seat not in names:
-                name = await db(talk.seat_name, self.table_id, seat)
-                if name is None:
+                speaker = await db(talk.seat_speaker, self.table_id, seat)
+                if speaker is None:
                     return
-                names[seat] = name
+                names[seat] = speaker
                 self.seat_names = names
-            await self.send(text_data=talk_view.render_talk(seat, phrase, names[seat], self.language))
+            name, speaker_id = names[seat]
+            if speaker_id is not None and speaker_id in self.blocked:
+                return
+            await self.send(text_data=talk_view.render_talk(seat, phrase, name, self.language))
         except Exception:  # a phrase lost is nothing; a consumer lost is a table gone dark
             log.exception("table %s: talk event failed", getattr(self, "table_id", None))
 
@@ -300,7 +314,25 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.refuse(access.suspended_error(reason), 4403)
 
     async def person_notice(self, event: dict[str, Any]) -> None:
-        """Something of this person's changed (``push.person_notice``): their invitations, friends or blocks."""
+        """Something of this person's changed (``push.person_notice``): their invitations (the banner, which a
+        table's page shows too) or their blocks (whose talk this socket lets through); their friends are not on
+        a table's page."""
+        kind = event.get("kind")
+        try:
+            if kind == "blocks":
+                await self.read_blocks()
+            elif kind == "invitations":
+                html = await db(live_pages.fragment, "invitations", live_pages.OTHER, self.user_id, self.language)
+                if html:
+                    await self.send(text_data=html)
+        except Disconnected:
+            pass
+        except Exception:  # drawn again at the next notice or load; the socket stays
+            log.exception("table %s: the notice %r failed", getattr(self, "table_id", None), kind)
+
+    async def read_blocks(self) -> None:
+        if self.user_id is not None:
+            self.blocked = frozenset(await db(social.blocked_ids, self.user_id))
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         self.seat_names = None  # seats change only with the table: names are read again at the next phrase
@@ -669,3 +701,182 @@ async def shared_tournament(tournament_id: int, since: float) -> tournament_page
 def _forget_tournament_read(tournament_id: int, key: object) -> None:
     if _tournament_reads.get(tournament_id) is key:
         del _tournament_reads[tournament_id]
+
+
+# -- every other page -------------------------------------------------------------------------------
+
+#: A page's socket is sent nothing: a frame longer than this is refused without being looked at.
+SITE_MAX_FRAME = 256
+#: Seconds a page waits after a notice before drawing its parts again: notices that come together (several
+#: people followed coming or going at once) are drawn once.
+SITE_SETTLE = 0.25
+
+
+def query_page(scope: dict[str, Any]) -> str | None:
+    """The page a site socket's query string names (``?p=lobby``), ``live_pages.OTHER`` when it names none, or
+    None when it is anything but one page of ``live_pages.PAGES``."""
+    raw = scope.get("query_string") or b""
+    try:
+        pairs = parse_qs(raw.decode("ascii"), keep_blank_values=True, strict_parsing=bool(raw), max_num_fields=4)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    values = pairs.get("p")
+    if values is None:
+        return live_pages.OTHER if not pairs else None
+    if len(pairs) != 1 or len(values) != 1:
+        return None
+    return live_pages.page_of(values[0])
+
+
+class SiteConsumer(AsyncWebsocketConsumer):
+    """One socket of a page of the site other than a table's (whose own socket does the same for it), for a
+    person signed in: while it is open its person is online (a ``PageSocket`` row, ``presence.open_page``), and
+    it hears the person's notices (``push.person_notice``) to draw again what its page shows live
+    (``games.read.live_pages``: the invitation banner everywhere, «Amigos»' lists on «Amigos», «who is online»
+    and «games to watch» on the lobby).  The page sends nothing over it: anything sent is refused.  Its row and
+    groups are undone on every way out, as a table's socket's are."""
+
+    user_id: int | None = None
+    language: str = "es"
+    page: str = live_pages.OTHER
+    #: Its row may be written (it counts its person online): deleted on the way out.
+    counted = False
+    #: The groups this socket has joined (discarded on the way out).
+    joined: tuple[str, ...] = ()
+    #: The kinds of notice heard and not drawn yet (``_redraw_soon``).
+    pending: frozenset[str] = frozenset()
+    _redraw: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # an exception escaped, or the task was cancelled: no disconnect ran
+            try:
+                await self.leave()
+            except BaseException:  # the loop is going away: the process's death will undo the rest
+                log.exception("page socket of user %s: leaving failed", self.user_id)
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        self.user_id = user.pk
+        self.language = scope_language(self.scope)
+        page = query_page(self.scope)
+        await self.accept()
+        if page is None:
+            with override(self.language):
+                message = str(_("Esa página no existe."))
+            await self.refuse(message, 4404)
+            return
+        self.page = page
+        try:
+            # The person's group first: a suspension or a notice sent meanwhile is then heard.
+            await self.join(push.user_group(self.user_id))
+            reason = await db(moderation.suspension_reason, self.user_id)
+            if reason is not None:
+                await self.refuse_suspended(reason)
+                return
+            self.counted = True  # before: a socket gone while its row is written still deletes it
+            try:
+                await db(presence.open_page, self.user_id, self.channel_name)
+            except actions.ActionError as error:  # too many sockets: nothing was written
+                self.counted = False
+                await self.refuse(error.message(self.language), 4429)
+                return
+            # What changed between the page's drawing and now (or while the socket was reconnecting).
+            html = await db(live_pages.on_connect, self.page, self.user_id, self.language)
+            if html:
+                await self.send(text_data=html)
+        except Disconnected:
+            await self.leave()
+        except Exception:
+            log.exception("page socket of user %s: connection failed", self.user_id)
+            await self.leave()
+            try:  # a server error (1011): the page connects again
+                await self.close(code=1011)
+            except Exception as refused:
+                raise ConnectionFailed("closed with 1011") from refused
+
+    async def join(self, group: str) -> None:
+        self.joined = (*self.joined, group)  # before: a join that fails half way is discarded too
+        await self.channel_layer.group_add(group, self.channel_name)
+
+    async def leave(self) -> None:
+        """Undo what the socket joined and wrote (idempotent: any way out may call it again)."""
+        task = self._redraw
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+        self.pending = frozenset()
+        joined, self.joined = self.joined, ()
+        for group in joined:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:  # the channel layer is down: its group expiry forgets the channel
+                log.exception("page socket of user %s: leaving group %s failed", self.user_id, group)
+        if self.counted and self.user_id is not None:
+            self.counted = False
+            try:
+                await db(presence.close_page, self.user_id, self.channel_name)
+            except Exception:  # the process's next beats delete the row (``presence.check_own_rows``)
+                log.exception("page socket of user %s: presence update failed", self.user_id)
+
+    async def disconnect(self, code: int) -> None:
+        await self.leave()
+
+    async def refuse(self, message: str, code: int) -> None:
+        """Say why to this socket alone, undo what it joined and wrote, and close it."""
+        await self.send_error(message)
+        await self.leave()
+        await self.close(code=code)
+
+    async def send_error(self, message: str) -> None:
+        await self.send(text_data=live_pages.error_html(message))
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """A page sends nothing over its socket: whatever comes is refused, to this socket alone, and changes
+        nothing (a long frame is not even looked at)."""
+        size = len(text_data) if text_data is not None else len(bytes_data or b"")
+        with override(self.language):
+            text = _("Mensaje demasiado largo.") if size > SITE_MAX_FRAME else _("Mensaje no válido.")
+            message = str(text)
+        try:
+            await self.send_error(message)
+        except Disconnected:
+            pass
+
+    async def person_notice(self, event: dict[str, Any]) -> None:
+        """Something of this person's changed (``push.person_notice``): draw the page's parts it shows again,
+        shortly (notices that come together, once)."""
+        kind = event.get("kind")
+        if kind not in live_pages.KINDS or not self.counted:
+            return
+        self.pending = self.pending | {str(kind)}
+        if self._redraw is None or self._redraw.done():
+            self._redraw = asyncio.get_running_loop().create_task(self._redraw_soon())
+
+    async def _redraw_soon(self) -> None:
+        try:
+            while self.pending and self.counted:
+                await asyncio.sleep(SITE_SETTLE)
+                kinds, self.pending = sorted(self.pending), frozenset()
+                html = await db(live_pages.fragments, kinds, self.page, self.user_id, self.language)
+                if html and self.counted:
+                    await self.send(text_data=html)
+        except (Disconnected, asyncio.CancelledError):
+            pass
+        except Exception:  # drawn again at the next notice or load; a socket lost is not
+            log.exception("page socket of user %s: redraw failed", self.user_id)
+
+    async def account_suspended(self, event: dict[str, Any]) -> None:
+        """A moderator has just suspended this person: say why and close."""
+        try:
+            await self.refuse_suspended(str(event.get("reason", "")))
+        except Exception:
+            log.exception("page socket of user %s: closing a suspended person's socket failed", self.user_id)
+            await self.leave()
+            await self.close(code=4403)
+
+    async def refuse_suspended(self, reason: str) -> None:
+        await self.refuse(access.suspended_error(reason).message(self.language), 4403)

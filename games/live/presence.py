@@ -7,6 +7,13 @@ sweeper (every live process's loop, and the Celery beat task in services mode) d
 process row.  So a socket whose consumer never ran its disconnect stops counting within about the TTL
 and one sweep.
 
+The other pages of the site (the lobby, «Amigos»…) each hold a socket too (``games.live.consumers.SiteConsumer``),
+a ``PageSocket`` row of its process, kept and swept like the tables' rows: a person is online while any row of
+theirs of either kind is (``games.read.online``).  When a person's first socket opens or their last one closes
+(``open_socket``/``close_socket``, ``open_page``/``close_page``, a dead process swept), and when they come to or
+leave a table where they are seated, the people who follow them and have a page open are told
+(``PersonNotified(follower, "friends")``), so that their «Amigos» and lobby draw it again.
+
 A seated person is present while they have at least one such row at the table.  ``Seat.sockets`` and
 ``Seat.disconnected_at`` keep the result for the clock (``games.table.clock``) and the pages; ``refresh``
 recomputes them from the rows, locking the seat's row only: opening or closing a socket never waits
@@ -39,10 +46,11 @@ from django.utils.translation import gettext_lazy as _
 
 from games.engine import Phase
 from games.live import hotpath, watchers
-from games.models import Seat, ServerProcess, Table, Watcher
+from games.models import PageSocket, Seat, ServerProcess, Table, Watcher
+from games.read import online
 from games.table import clock, events
 from games.table.errors import ActionError
-from games.table.events import DueMoved, Redraw
+from games.table.events import DueMoved, PersonNotified, Redraw
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +65,17 @@ OWN_ROWS_EVERY = 5
 SWEEP_EVERY_WITH_BEAT = 5
 #: Tables a sweep repairs or reconciles at most (the rest wait for the next sweep).
 SWEEP_LIMIT = 200
+#: The most followers told that one person came or went (``tell_followers``), and that the people of a dead
+#: process went (a sweep): a page of theirs not told draws it at its next change or load.
+FOLLOWERS_TOLD = 200
+FOLLOWERS_TOLD_BY_SWEEP = 2000
 
 #: The sockets this process holds: channel name -> (table, user).  Entered before the row is written and
 #: left before it is deleted, so the comparison with the rows (``check_own_rows``) never deletes a row
 #: being written, and never keeps one being deleted.
 _local: dict[str, tuple[int, int]] = {}
+#: The other pages' sockets this process holds: channel name -> user (``PageSocket`` rows; the same rule).
+_local_pages: dict[str, int] = {}
 _local_lock = threading.Lock()
 #: A socket's row could not be deleted (the database was down): compare at the next beat.
 _dirty = False
@@ -86,7 +100,7 @@ def beat() -> bool:
     if ServerProcess.objects.filter(pk=PROCESS_ID).update(seen_at=now):
         return False
     ServerProcess.objects.get_or_create(pk=PROCESS_ID, defaults={"seen_at": now, "name": PROCESS_NAME})
-    if local_sockets():
+    if local_sockets() or local_pages():
         check_own_rows()
     return True
 
@@ -95,11 +109,17 @@ def forget_local() -> None:
     """The loop that held this process's sockets is gone (tests run one loop each): forget them."""
     with _local_lock:
         _local.clear()
+        _local_pages.clear()
 
 
 def local_sockets() -> dict[str, tuple[int, int]]:
     with _local_lock:
         return dict(_local)
+
+
+def local_pages() -> dict[str, int]:
+    with _local_lock:
+        return dict(_local_pages)
 
 
 def check_own_rows() -> int:
@@ -135,16 +155,66 @@ def check_own_rows() -> int:
     if touched:
         log.warning("presence: %s stale and %s lost socket rows of this process put right", len(stale), len(missing))
         _after_rows_changed(touched)
-    return len(stale) + len(missing)
+    pages, paged = _check_own_pages()
+    people = {u for _t, u in touched} | paged
+    if people:  # gone (a close whose delete failed) or back (written again): their followers see it
+        tell_followers(people, FOLLOWERS_TOLD_BY_SWEEP)
+    return len(stale) + len(missing) + pages
+
+
+def _check_own_pages() -> tuple[int, set[int]]:
+    """``check_own_rows`` for the other pages' sockets: returns how many rows changed, and whose."""
+    rows = dict(PageSocket.objects.filter(process_id=PROCESS_ID).values_list("channel_name", "user_id"))
+    held = local_pages()  # read after the rows: see ``_local``
+    stale = {c: rows[c] for c in rows.keys() - held.keys()}
+    missing = {c: held[c] for c in held.keys() - rows.keys()}
+    if stale:
+        PageSocket.objects.filter(process_id=PROCESS_ID, channel_name__in=list(stale)).delete()
+    if missing:
+        users = set(get_user_model().objects.filter(pk__in=set(missing.values())).values_list("pk", flat=True))
+        gone = {c for c, u in missing.items() if u not in users}
+        with _local_lock:  # a socket whose person no longer exists has nothing to count
+            for channel_name in gone:
+                _local_pages.pop(channel_name, None)
+        missing = {c: u for c, u in missing.items() if c not in gone}
+        PageSocket.objects.bulk_create(
+            [PageSocket(user_id=u, channel_name=c, process_id=PROCESS_ID) for c, u in missing.items()],
+            ignore_conflicts=True,
+        )
+    if stale or missing:
+        log.warning(
+            "presence: %s stale and %s lost page socket rows of this process put right", len(stale), len(missing)
+        )
+    return len(stale) + len(missing), set(stale.values()) | set(missing.values())
 
 
 # -- one socket -------------------------------------------------------------------------------------
 
 
 def live_sockets(user_id: int) -> int:
-    """The sockets one person has open now, over every table and live process (one query)."""
+    """The sockets one person has open now, of tables and of the other pages, over every live process (one
+    query: both counts in one statement)."""
     cutoff = timezone.now() - ttl()
-    return Watcher.objects.filter(user_id=user_id, process__seen_at__gte=cutoff).count()
+    tables = Watcher.objects.filter(user_id=user_id, process__seen_at__gte=cutoff).values("pk")
+    pages = PageSocket.objects.filter(user_id=user_id, process__seen_at__gte=cutoff).values("pk")
+    return tables.union(pages, all=True).count()
+
+
+def tell_followers(user_ids: set[int], limit: int = FOLLOWERS_TOLD) -> int:
+    """Tell the followers of ``user_ids`` who have a page open (but anyone blocked either way), that these
+    people came or went: each gets one ``PersonNotified(follower, "friends")``.  One query; returns how many."""
+    followers = online.online_followers(user_ids, limit)
+    for follower in followers:
+        events.emit(PersonNotified(follower, "friends"))
+    return len(followers)
+
+
+def _told(user_id: int) -> None:
+    """``tell_followers`` for one person, whose failure only costs their followers' pages a redraw."""
+    try:
+        tell_followers({user_id})
+    except Exception:
+        log.exception("presence: telling the followers of user %s failed", user_id)
 
 
 def open_socket(table_id: int, user_id: int, channel_name: str) -> None:
@@ -152,7 +222,8 @@ def open_socket(table_id: int, user_id: int, channel_name: str) -> None:
     sockets, with nothing changed), redraw the table if a spectator arrived, and count the person present
     if they are seated there.  Takes no lock on the table's row."""
     beat()
-    if live_sockets(user_id) >= settings.POCHA_MAX_SOCKETS:
+    before = live_sockets(user_id)
+    if before >= settings.POCHA_MAX_SOCKETS:
         raise too_many_sockets()
     with _local_lock:
         _local[channel_name] = (table_id, user_id)
@@ -173,7 +244,8 @@ def open_socket(table_id: int, user_id: int, channel_name: str) -> None:
         raise
     if changed:  # this socket draws its first board after this, counting itself: it skips the redraw
         watchers.redraw(table_id, origin=channel_name)
-    refresh(table_id, user_id, origin=channel_name)
+    if refresh(table_id, user_id, origin=channel_name) or before == 0:  # now at their table, or online at all
+        _told(user_id)
 
 
 def close_socket(channel_name: str) -> None:
@@ -192,7 +264,49 @@ def close_socket(channel_name: str) -> None:
     table_id, user_id, changed = removed
     if changed:
         watchers.redraw(table_id)
-    refresh(table_id, user_id)
+    if refresh(table_id, user_id) or live_sockets(user_id) == 0:  # no longer at their table, or gone
+        _told(user_id)
+
+
+def open_page(user_id: int, channel_name: str) -> None:
+    """A socket of ``user_id`` now shows a page other than a table's: record it (refused past
+    ``POCHA_MAX_SOCKETS`` open sockets of any kind, with nothing changed), and if it is the person's first
+    socket, tell their followers."""
+    beat()
+    before = live_sockets(user_id)
+    if before >= settings.POCHA_MAX_SOCKETS:
+        raise too_many_sockets()
+    with _local_lock:
+        _local_pages[channel_name] = user_id
+    try:
+        try:
+            PageSocket.objects.create(user_id=user_id, channel_name=channel_name, process_id=PROCESS_ID)
+        except IntegrityError:
+            # Declared dead in the meantime (the process row and its rows are gone), or the row was just
+            # written back by this process's own beat: beat again, and write it unless it is there.
+            beat()
+            if not PageSocket.objects.filter(channel_name=channel_name, process_id=PROCESS_ID).exists():
+                PageSocket.objects.create(user_id=user_id, channel_name=channel_name, process_id=PROCESS_ID)
+    except BaseException:
+        with _local_lock:
+            _local_pages.pop(channel_name, None)
+        raise
+    if before == 0:
+        _told(user_id)
+
+
+def close_page(user_id: int, channel_name: str) -> None:
+    """A page's socket closed: forget its row, and if it was the person's last socket, tell their followers."""
+    global _dirty
+    with _local_lock:
+        _local_pages.pop(channel_name, None)  # first: see ``_local``
+    try:
+        deleted, _by_model = PageSocket.objects.filter(channel_name=channel_name).delete()
+    except Exception:
+        _dirty = True  # the row stays until the next beat compares
+        raise
+    if deleted and live_sockets(user_id) == 0:
+        _told(user_id)
 
 
 # -- a seat's presence ------------------------------------------------------------------------------
@@ -312,12 +426,28 @@ def sweep_dead(cutoff: datetime | None = None) -> Swept:
         rows = Watcher.objects.filter(Q(process_id__in=dead) | Q(process__isnull=True, seen_at__lt=cutoff))
         touched = set(rows.values_list("table_id", "user_id"))
         deleted, _by_model = rows.delete() if touched else (0, {})
+        pages = PageSocket.objects.filter(Q(process_id__in=dead) | Q(process__isnull=True, opened_at__lt=cutoff))
+        paged = set(pages.values_list("user_id", flat=True))
+        deleted_pages, _by_model = pages.delete() if paged else (0, {})
         if dead:
             ServerProcess.objects.filter(pk__in=dead).delete()
-    if dead or deleted:
-        log.warning("presence: %s dead server processes, %s socket rows deleted", len(dead), deleted)
+    if dead or deleted or deleted_pages:
+        log.warning(
+            "presence: %s dead server processes, %s table and %s page socket rows deleted",
+            len(dead),
+            deleted,
+            deleted_pages,
+        )
     _after_rows_changed(touched)
-    return Swept(len(dead), deleted, len(touched))
+    people = {u for _t, u in touched} | paged
+    if people:  # those of them now gone (not those still on another process): their followers see it
+        try:
+            gone = people - online.still_online(people)
+            if gone:
+                tell_followers(gone, FOLLOWERS_TOLD_BY_SWEEP)
+        except Exception:
+            log.exception("presence: telling the followers of the people of dead processes failed")
+    return Swept(len(dead), deleted + deleted_pages, len(touched))
 
 
 def repair_due(limit: int = SWEEP_LIMIT) -> int:

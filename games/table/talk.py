@@ -87,3 +87,10 @@ def allow(user_id: int) -> bool:
 def seat_name(table_id: int, position: int) -> str | None:
     """The display name of the seat at ``position`` (synchronous, one read), or None if there is none."""
     return Seat.objects.filter(table_id=table_id, position=position).values_list("name", flat=True).first()
+
+
+def seat_speaker(table_id: int, position: int) -> tuple[str, int | None] | None:
+    """The display name and the person (None for a bot's own seat) of the seat at ``position`` (synchronous, one
+    read), or None if there is none: a viewer blocked either way by that person never reads their phrases."""
+    row = Seat.objects.filter(table_id=table_id, position=position).values_list("name", "user_id").first()
+    return None if row is None else (row[0], row[1])

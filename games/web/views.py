@@ -36,7 +36,7 @@ from games.models import (
     rules_of,
 )
 from games.read import analysis as analysis_read
-from games.read import board, profiles
+from games.read import board, live_pages, online, profiles
 from games.read import tournaments as tournament_pages
 from games.read.rules import rules_context
 from games.study import analyses
@@ -119,6 +119,10 @@ def home(request: HttpRequest) -> HttpResponse:
         except ValueError:
             context["quick_rules"] = CLASICA
         context["open_tables"] = open_tables(request.user.pk)
+        # Who is around (the counts, the people they follow who are online, friends first) and the games anyone
+        # may watch: drawn here, and again over the lobby's socket when someone followed comes or goes.
+        context["lobby_people"] = online.lobby_people(request.user.pk)
+        context["live_page"] = live_pages.LOBBY
         # A game they left stays here until it ends: the bot plays their seat, and they may look or take it back.
         # A tournament's table says so («Torneo: Copa, mano 1 de 2»).
         context["my_tables"] = tournament_pages.mark_tournament_tables(
