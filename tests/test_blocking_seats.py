@@ -136,7 +136,8 @@ def test_a_blocked_person_cannot_sit_by_the_share_link(direction: str) -> None:
     client = browser(c)
     assert client.get(f"/mesa/privada/{table.code}/").status_code == 200  # (the link's page, as for anyone)
     before = everything()
-    client.post(f"/mesa/{table.pk}/sentarse/", {"code": table.code})
+    response = client.post(f"/mesa/{table.pk}/sentarse/", {"code": table.code})
+    assert response.status_code == 302 and response["Location"] == "/"  # to the lobby, not a table it can't see
     assert everything() == before
     assert page_messages(client.get("/")) == [SIT_REFUSED]
     # an invitation's «Unirme» seats by the code too (``do_take_seat`` with it): the same refusal

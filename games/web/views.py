@@ -269,7 +269,7 @@ def take_seat(request: HttpRequest, table_id: int) -> HttpResponse:
             actions.do_take_seat(table_id, request.user, code=code)
     except actions.ActionError as error:
         _refuse(request, error)
-        if error.code in ("unknown_table", "code_expired", "live_elsewhere"):
+        if error.code in ("unknown_table", "code_expired", "live_elsewhere", "blocked"):
             return _go(request, "home")  # (the lobby lists the table they are playing at)
     return _go(request, "games:table", table_id=table_id)
 
