@@ -117,9 +117,12 @@ def test_the_counts_are_the_live_sockets_distinct_people_and_the_seated_ones() -
     assert english == "5 people online · 2 at tables"
 
 
-def test_one_person_online_is_said_in_the_singular() -> None:
+@pytest.mark.parametrize("socket", [True, False])
+def test_one_person_online_is_said_in_the_singular(socket: bool) -> None:
+    """The viewer is online, counted or not yet (their lobby's socket opens after the page is drawn)."""
     viewer = person("sola")
-    on_page(viewer, process())
+    if socket:
+        on_page(viewer, process())
     line = words(re.search(r'<p class="online-count".*?</p>', lobby(viewer), re.S).group(0))
     assert line == "1 persona en línea · 0 en mesas"
 

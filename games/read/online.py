@@ -311,8 +311,10 @@ def lobby_people(viewer_id: int) -> LobbyPeople:
         ),
         key=lambda p: (not p.friend, p.name.casefold(), p.id),
     )
+    counted = lobby_counts()
     return LobbyPeople(
-        counts=lobby_counts(),
+        # The viewer is online (their lobby's socket is opening), though the counts kept may be from before it.
+        counts=Counts(online=max(counted.online, 1), at_tables=counted.at_tables),
         people=people[:PEOPLE_SHOWN],
         more=max(0, len(people) - PEOPLE_SHOWN),
         games=games_to_watch(viewer_id, [uid for uid, _name, _friend in followed]),
