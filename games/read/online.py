@@ -6,6 +6,11 @@ who is around (the lobby, «Amigos»).
 A person is **at a table** while a socket of theirs shows a table where they are seated that is waiting or
 being played, **online** while any other socket of theirs is open, and **offline** otherwise.  Someone blocked
 either way (``accounts.social``) is always offline to the other.
+
+Also here: whom a person's coming or going concerns (``online_followers``: the followers with a page open, one
+query, which ``games.live.presence`` tells), and the lobby's «who is online» and «games to watch»
+(``lobby_people``: the counts kept a few seconds in the process, the people one follows who are online with
+friends first, the tables being played that anyone may watch).
 """
 
 from __future__ import annotations
