@@ -97,8 +97,10 @@ def do_invite(table_id: Any, sender: User, recipient_name: Any) -> Invitation:
             )
         if table.created_by_id != sender.pk or not any(s.user_id == sender.pk for s in seats):
             raise ActionError("not_host", _("Solo quien ha creado la mesa puede invitar a ella."))
-        if table.status != Table.Status.WAITING:
+        if table.status == Table.Status.PLAYING:
             raise ActionError("not_waiting", _("Esta partida ya ha empezado."))
+        if table.status != Table.Status.WAITING:  # finished or cancelled: not «started», which would mislead
+            raise ActionError("not_waiting", _("Esta partida ya ha terminado o está cancelada."))
         if table.rematch_of_id is not None:
             raise access.rematch_only_error()
         if len(seats) >= table.size:
