@@ -246,6 +246,7 @@ def test_the_walk_reaches_every_part_of_the_site() -> None:
     assert [str(route.pattern) for route in websocket_urlpatterns[:-1]] == [
         "ws/mesa/<id:table_id>/",
         "ws/torneo/<id:tournament_id>/",
+        "ws/sitio/",
     ]
 
 
@@ -533,8 +534,17 @@ async def _handshake(stack: realstack.Stack, path: str, cookie: str | None = Non
 
 def _socket_paths() -> dict[str, str]:
     """Each socket route with each value in its parameter, and other paths and queries."""
-    paths = {"no-socket": "/ws/nada/", "query": "/ws/torneo/1/?x=%00", "query-utf8": "/ws/torneo/1/?x=%FF"}
+    paths = {
+        "no-socket": "/ws/nada/",
+        "query": "/ws/torneo/1/?x=%00",
+        "query-utf8": "/ws/torneo/1/?x=%FF",
+        "site query": "/ws/sitio/?p=%00",
+        "site query-utf8": "/ws/sitio/?p=%FF",
+        "site path": "/ws/sitio/%00/",
+    }
     for route in websocket_urlpatterns[:-1]:
+        if "<" not in str(route.pattern):  # a route of no parameter (the site's socket): its queries above
+            continue
         for label, value in {**REFUSED, **ODD}.items():
             paths[f"{route.pattern} {label}"] = "/" + _fill(route.pattern, value)
     return paths
