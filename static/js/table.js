@@ -102,6 +102,7 @@
     var seatMenuOf = seatMenu ? seatMenu.closest("[data-seat]").dataset.seat : null;
     var lastTrickOpen = !!document.querySelector("#last-trick:not([hidden])");
     var talkOpen = !!document.querySelector("#talk-panel:not([hidden])");
+    var invite = typedInvite(); // the host's «Invitar a», half typed: someone sitting down must not erase it
     var boardApplied = false;
     parts.forEach(function (part) {
       if (part.id === "talk-event") { talk(part); return; }
@@ -122,6 +123,7 @@
     if (seatMenuNow) seatMenuNow.open = true;
     if (lastTrickOpen) toggleLastTrick(true);
     if (talkOpen) toggleTalk(true, false);
+    keepInvite(invite);
     stampClocks();
     afterBoard(before);
     restoreFocus(focus);
@@ -484,6 +486,23 @@
     if (group.classList.contains("hand")) { items.forEach(function (b) { b.tabIndex = -1; }); next.tabIndex = 0; }
     next.focus();
   });
+
+  // The host's «Invitar a» field on a waiting private table's board (jinja2/games/_invite.html): what is typed
+  // in it, and where, is kept across a new board (which draws the field again, empty).
+  function typedInvite() {
+    var field = document.getElementById("invite-name");
+    if (!field || !field.value) return null;
+    var focused = document.activeElement === field;
+    return { field: field, value: field.value, focused: focused, start: field.selectionStart, end: field.selectionEnd };
+  }
+  function keepInvite(invite) {
+    var field = document.getElementById("invite-name");
+    if (!invite || !field || field === invite.field || field.value) return;
+    field.value = invite.value;
+    if (!invite.focused) return;
+    field.focus({ preventScroll: true });
+    try { field.setSelectionRange(invite.start, invite.end); } catch (error) { /* not a text field */ }
+  }
 
   // A fragment replaced under the keyboard's focus: put the focus back on the same card, or on
   // what the player now has to do.
