@@ -22,6 +22,18 @@ BANNER_MOST = 5
 ANSWERED_MOST = 20
 
 
+#: What a row shows (the banner's query on every page reads these columns only).
+_ROW_FIELDS = (
+    "status",
+    "created_at",
+    "table__size",
+    "table__rules",
+    "table__stake",
+    "table__status",
+    "sender__username",
+)
+
+
 def _row(invitation: Invitation) -> dict[str, Any]:
     table = invitation.table
     return {
@@ -55,6 +67,7 @@ def pending(user_id: int, most: int | None = BANNER_MOST) -> list[dict[str, Any]
         )
         .exclude(_blocked_sender(user_id))
         .select_related("table", "sender")
+        .only(*_ROW_FIELDS)
         .order_by("-created_at", "-pk")
     )
     return [_row(i) for i in (rows if most is None else rows[:most])]
