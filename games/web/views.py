@@ -19,7 +19,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts import ledger
+from accounts import ledger, social
 from accounts.models import Profile
 from games.engine.levels import NORMAL
 from games.engine.presets import CLASICA, MOST_PLAYERS, PLAYERS, PRESETS
@@ -77,11 +77,14 @@ def open_tables(user_id: int | None) -> list[dict[str, object]]:
     # A rematch is for the people of the game it replays: never offered to the lobby.  A table that has
     # waited POCHA_WAITING_TTL for its players is being called off: not offered either (its due step may
     # still be on its way).
-    tables = list(
-        Table.objects.filter(status=Table.Status.WAITING, is_public=True, rematch_of__isnull=True)
-        .exclude(fill_at__isnull=True, due_at__lte=timezone.now())
-        .order_by("-created_at")[:20]
+    waiting = Table.objects.filter(status=Table.Status.WAITING, is_public=True, rematch_of__isnull=True).exclude(
+        fill_at__isnull=True, due_at__lte=timezone.now()
     )
+    # Never a table where someone blocked either way sits: they may not sit there, nor see that person online.
+    apart = social.blocked_ids(user_id) if user_id is not None else set()
+    if apart:
+        waiting = waiting.exclude(seats__user_id__in=apart)
+    tables = list(waiting.order_by("-created_at")[:20])
     seats_by_table: dict[int, list[Seat]] = {}
     for seat in Seat.objects.filter(table__in=tables):
         seats_by_table.setdefault(seat.table_id, []).append(seat)
