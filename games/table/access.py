@@ -149,6 +149,20 @@ def check_not_blocked(user: Any, seats: list[Seat]) -> None:
         raise blocked_error()
 
 
+def hidden_by_block(table: Table, user: Any, seats: list[Seat] | None = None) -> bool:
+    """Whether a live table (waiting or in play) is, to ``user``, one that does not exist: they are not seated at
+    it and someone seated there has blocked them or been blocked by them.  Watching it would show the other one
+    online (a block hides that both ways); a finished game's record stays as open as any (one query, none when
+    ``user`` is seated or nobody else is)."""
+    if table.status not in _UNDONE or user is None or not user.is_authenticated:
+        return False
+    rows = _seats(table, seats)
+    if any(s.user_id == user.pk for s in rows):
+        return False
+    others = _people(rows, user.pk)
+    return bool(others) and bool(social.blocked_ids(user.pk) & others)
+
+
 def kept_apart(seats: list[Seat], wanted: set[int]) -> set[int]:
     """Those of ``wanted`` (not seated) who may not sit with someone seated in ``seats``: a block either way
     (one query).  A rematch waits for nobody among them."""
@@ -311,6 +325,6 @@ def can_watch_id(table_id: int, user: Any) -> ActionError | None:
     if table is None:
         return ActionError("unknown_table", _("Esa mesa no existe."))
     seats = list(Seat.objects.filter(table=table))
-    if not can_view(table, user, seats=seats):
+    if not can_view(table, user, seats=seats) or hidden_by_block(table, user, seats):
         return ActionError("unknown_table", _("Esa mesa no existe."))
     return None if may_watch(table, user, seats) else watch_error()

@@ -331,6 +331,8 @@ def _visible_table(request: HttpRequest, table_id: int) -> tuple[Table, list[Sea
     seats = list(Seat.objects.filter(table=table))
     if not access.can_view(table, request.user, seats=seats):
         raise Http404  # a private table is, to anyone else, a table that does not exist
+    if access.hidden_by_block(table, request.user, seats):
+        raise Http404  # and a live one where someone blocked either way sits, to the other
     return table, seats
 
 

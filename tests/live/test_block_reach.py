@@ -8,7 +8,7 @@ forms (Django's test client) and the sockets of ``pocha_site.asgi.application`` 
   (while B sits by the same code).
 * «Jugar ya» over twenty tries never seats C at A's waiting quick table, whether it is the only one waiting, one
   of two, or half full (while B, pressing the same, lands at A's table); C's every stake comes back.
-* C sees A offline, though A has a page and a table open: not in ``games.read.online.states`` (B sees A at her
+* C sees A offline, though A has a page and a table open (nor may C watch her table by its address): not in ``games.read.online.states`` (B sees A at her
   table), not on C's lobby (neither among the people online, which C cannot even follow A to get, nor among the
   open tables nor the games to watch) nor on «Amigos» or A's profile; the lobby's counts, which name nobody,
   count A all the same.
@@ -325,6 +325,16 @@ async def test_a_person_blocked_through_the_site_never_reaches_the_blocker(setti
         assert f'data-table="{a_quick}"' in section(await d.page("/"), "games-to-watch")
         lobby = await c.page("/")
         assert f'data-table="{a_quick}"' not in lobby and f"/mesa/{a_quick}/" not in lobby
+        assert await db(online.states, cruz.pk, [ana.pk]) == {}
+        # nor may C watch her game by typing its address: its page and its socket are, to C, a table that does
+        # not exist (watching would show her there), while D watches it
+        assert (await c.get(f"/mesa/{a_quick}/")).status_code == 404
+        assert (await d.get(f"/mesa/{a_quick}/")).status_code == 200
+        spy = Tab(cruz, a_quick)
+        tabs.append(spy)
+        await spy.open()
+        await spy.wait_for(lambda: spy.closed is not None)
+        assert spy.closed == 4404 and not any("ana" in frame for frame in spy.frames if "seat" in frame)
         assert await db(online.states, cruz.pk, [ana.pk]) == {}
 
         # -- A unblocks C: C may follow her again, and sees her at her table, live ----------------------------
