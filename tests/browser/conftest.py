@@ -2,7 +2,8 @@
 via Playwright.
 
 Playwright's own browser downloads are never used (``playwright install`` is not run anywhere): the
-tests drive the system Chromium. A failing test's report ends with the tail of the server's log.
+tests drive the system Chromium. A failing test's report ends with the tail of the server's log (but its
+requests for static files).
 """
 
 from __future__ import annotations
@@ -110,5 +111,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     server = getattr(item, "pocha_server", None)
     if server is not None and report.failed and report.when in ("setup", "call"):
-        report.sections.append(("pocha server log (tail)", server.log_tail()))
+        report.sections.append(
+            ("pocha server log (tail, without its requests for static files)", server.log_tail(skip_static=True))
+        )
     return report

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from support.server import Daphne
 
@@ -184,6 +185,51 @@ NEXT_TURN = """
 """
 
 
+# Runs in the page: what it shows and has done lately, for a failure's message: whether a completed trick
+# is held up (``holding``) and whose turn the board says it is (``my_turn``: bid, trump or play, or '' when
+# not the person's), the status and controls as text, what the hand offers, the socket's state, the last
+# steps of static/js/table.js (``pochaEvents``, ms since the page opened, as ``now``), and the moves sent.
+PAGE_STATE = """
+() => {
+  const text = (el) => (el ? el.textContent.replace(/\\s+/g, ' ').trim().slice(0, 240) : null);
+  const root = document.getElementById('table-root');
+  const status = document.getElementById('board-status');
+  const felt = document.getElementById('felt');
+  const connection = document.getElementById('connection');
+  const pocha = window.__pocha || {};
+  return {
+    holding: !!root && root.classList.contains('holding'),
+    my_turn: status ? status.dataset.myTurn || '' : null,
+    status: text(status),
+    controls: text(document.getElementById('controls')),
+    bids_enabled: document.querySelectorAll('#controls button.bid:not([disabled])').length,
+    cards: document.querySelectorAll('#hand button.card').length,
+    playable: document.querySelectorAll('#hand button.card.playable').length,
+    trick: felt ? {done: felt.dataset.trickDone || '', key: felt.dataset.trickKey || ''} : null,
+    connection: connection ? connection.dataset.state || '' : null,
+    events: (window.pochaEvents || []).slice(-12).map((e) => `${e.type}@${Math.round(e.at)}`),
+    now: Math.round(performance.now()),
+    sent: pocha.sent || null,
+    flashes: pocha.flashes || null,
+  };
+}
+"""
+
+
+def page_state(page: Any) -> dict[str, Any]:
+    """What the page shows and did lately (``PAGE_STATE``), for a failure's message."""
+    try:
+        state: dict[str, Any] = page.evaluate(PAGE_STATE)
+    except PlaywrightError as error:  # the page is gone or stuck: say so rather than hide the failure
+        return {"unreadable": str(error)}
+    return state
+
+
+def moves_sent(page: Any) -> int:
+    """How many moves the page's socket has sent so far (every action, as ``WATCH_PAGE`` counts them)."""
+    return int(page.evaluate("Object.values(window.__pocha.sent).reduce((a, b) => a + b, 0)"))
+
+
 def look_for_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int) -> dict[str, Any]:
     """What the page shows once it has a board newer than ``after`` that offers a move or meets ``stop``
     (NEXT_TURN), or after ``timeout_ms`` what it shows then, marked ``timeout``."""
@@ -193,9 +239,11 @@ def look_for_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int) 
 
 def next_turn(page: Any, after: int, stop: dict[str, Any], timeout_ms: int = STEP_TIMEOUT) -> dict[str, Any]:
     """``look_for_turn``, where a board that neither offers a move nor meets ``stop`` within ``timeout_ms``
-    fails the test."""
+    fails the test, saying what the page shows (``page_state``; the server's log follows in the report)."""
     board = look_for_turn(page, after, stop, timeout_ms)
-    assert not board.get("timeout"), f"no move offered nor {stop} within {timeout_ms} ms after board {after}: {board}"
+    assert not board.get("timeout"), (
+        f"no move offered nor {stop} within {timeout_ms} ms after board {after}: {board}\nthe page: {page_state(page)}"
+    )
     return board
 
 

@@ -95,22 +95,26 @@ def quick_table(page: Any, username: str, preset: str, size: int, schedule: str 
     return int(re.search(r"/mesa/(\d+)/", page.url).group(1))  # type: ignore[union-attr]
 
 
-def one_move(page: Any, moves: dict[str, int], board: dict[str, Any]) -> None:
+def one_move(page: Any, moves: dict[str, int], board: dict[str, Any]) -> bool:
     """Click the move ``board`` offers (``pages.next_turn``) on that board: a bid (a different one each time),
     the first trump suit, or the first playable card; «Vuelvo» first if a slow machine let the clock run out
-    twice.  A newer board than that one may have come meanwhile: then nothing is clicked."""
+    twice.  A newer board than that one may have come meanwhile: then nothing is clicked.  Whether the click
+    was made."""
     offer, seq = board["offer"], board["seq"]
     if offer == "back":
         made = click_move(page.locator("#board-status .away-line button"), seq)
     elif offer == "bid":
         bids = page.locator("#controls button.bid:not([disabled])")
-        made = click_move(bids.nth(moves["bid"] % bids.count()), seq)
+        count = bids.count()
+        made = click_move(bids.nth(moves["bid"] % count), seq) if count else None
     elif offer == "trump":
         made = click_move(page.locator("#controls [role=group][aria-label='Elige el triunfo'] button"), seq)
     else:
         made = click_card(page.locator("#hand button.card.playable"), seq)
-    if made is not None:
-        moves[offer] = moves.get(offer, 0) + 1
+    if made is None:
+        return False
+    moves[offer] = moves.get(offer, 0) + 1
+    return True
 
 
 def click_card(cards: Any, drawn_at: int) -> int | None:
@@ -128,7 +132,13 @@ def click_card(cards: Any, drawn_at: int) -> int | None:
 
 
 def play(page: Any, stop: dict[str, Any], seconds: float) -> dict[str, int]:
-    """Make the offered moves until a board meets ``stop`` (``pages.next_turn``)."""
+    """Make the offered moves until a board meets ``stop`` (``pages.next_turn``).
+
+    A move made is answered by a newer board; a click that did not land is tried again on the same board.
+    It may not land when the board is drawn again at the same seq just then: the socket's first board,
+    say, which replaces the page's own as soon as the socket opens (a page opened on the person's turn, as
+    ``demo_table``'s can be).  Waiting for a newer board after such a click would wait for the person's
+    clock to run out (30 s, as long as ``next_turn``'s wait)."""
     moves = {"bid": 0, "trump": 0, "play": 0}
     deadline = time.monotonic() + seconds
     seq = -1
@@ -137,8 +147,11 @@ def play(page: Any, stop: dict[str, Any], seconds: float) -> dict[str, int]:
         if board["stop"]:
             return moves
         assert time.monotonic() < deadline, f"still at round {board['round']} after {seconds} s"
-        one_move(page, moves, board)
-        seq = board["seq"]
+        before = pages.moves_sent(page)
+        if one_move(page, moves, board) or pages.moves_sent(page) > before:
+            seq = board["seq"]  # its answer is a newer board
+        else:
+            seq = board["seq"] - 1  # that board again, if it still offers the move
 
 
 def test_a_whole_bazas_game_at_seven_seats_and_its_record(desktop: Player, pocha_server: Daphne) -> None:

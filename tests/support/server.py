@@ -18,6 +18,7 @@ group of its own (``kill`` is a real SIGKILL of everything it started), and logs
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -98,11 +99,20 @@ def child_env(
     return env
 
 
-def read_tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
+#: A line of Daphne's access log for a static file (a page's every card face asks for its deck's SVG again).
+STATIC_REQUEST = re.compile(r'^\S+ - - \[[^]]*\] "GET /static/')
+
+
+def read_tail(path: Path, chars: int = LOG_TAIL_CHARS, *, skip_static: bool = False) -> str:
+    """The last ``chars`` characters of the log at ``path``; ``skip_static``: of its lines that are not
+    requests for static files (which fill a browser test's log)."""
     try:
-        return path.read_text(errors="replace")[-chars:]
+        text = path.read_text(errors="replace")
     except OSError as error:
         return f"(no log: {error})"
+    if skip_static:
+        text = "".join(line for line in text.splitlines(keepends=True) if not STATIC_REQUEST.match(line))
+    return text[-chars:]
 
 
 def run(command: list[str], env: Mapping[str, str], timeout: float = 300, log: Path | None = None) -> str:
@@ -158,8 +168,8 @@ class Daphne:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
-        return read_tail(self.log_path, chars)
+    def log_tail(self, chars: int = LOG_TAIL_CHARS, *, skip_static: bool = False) -> str:
+        return read_tail(self.log_path, chars, skip_static=skip_static)
 
     def manage(self, *args: str, timeout: float = 300) -> str:
         """A management command against this server's database; what it printed."""
