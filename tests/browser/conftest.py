@@ -19,6 +19,9 @@ from support.server import Daphne, ServerError, migrated_sqlite, sqlite_site
 from . import pages
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: A bot's move as soon as it is due (``sqlite_site``'s 50 ms each was a fifth of a whole game's time in the
+#: page: 62 s for seven seats' twelve rounds, 48 s without); the card-room modules (``REAL_PACE``) keep it.
+NO_BOT_DELAY = {"POCHA_BOT_DELAY": "0"}
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -59,13 +62,19 @@ def pocha_server_process(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, migrated_database: Path
 ) -> Iterator[Daphne]:
     """One server per test module (``support.server.sqlite_site``: its own SQLite file, in-process clock,
-    fast bots, quick tables that wait 1 s); a module with ``REAL_PACE = True`` gets the table's real pauses,
-    and one with ``SERVER_SETTINGS`` those variables too."""
+    quick tables that wait 1 s, bots that play at once: ``NO_BOT_DELAY``); a module with ``REAL_PACE = True``
+    gets the table's real pauses (and bots that wait 50 ms), and one with ``SERVER_SETTINGS`` those
+    variables too."""
+    pace = getattr(request.module, "REAL_PACE", False)
     server = sqlite_site(
         tmp_path_factory.mktemp("pocha-server"),
-        pace=getattr(request.module, "REAL_PACE", False),
+        pace=pace,
         copy_of=migrated_database,
-        settings={"POCHA_QUICK_WAIT": "1", **getattr(request.module, "SERVER_SETTINGS", {})},
+        settings={
+            "POCHA_QUICK_WAIT": "1",
+            **({} if pace else NO_BOT_DELAY),
+            **getattr(request.module, "SERVER_SETTINGS", {}),
+        },
     )
     try:
         server.start()
