@@ -22,6 +22,7 @@ from test_table_english import english, spanish_in
 
 from accounts import social
 from accounts.models import Block, Follow, Profile
+from accounts.views import close_account
 from games.engine import GameState, Phase
 from games.models import PageSocket, Seat, ServerProcess, Table, Watcher
 from games.read import board
@@ -331,7 +332,8 @@ def test_the_page_shows_how_each_person_is_now_friends_online_first(live_process
     html = signed_in(ana).get(PAGE).content.decode()
     friends = section(html, "friends-mutual")
     assert listed(friends) == ["ciro", "bea", "dora"]  # at a table, online, then away
-    assert "(2 en línea)" in friends
+    assert 'Amigos (3) <span class="hint">· 2 en línea</span>' in friends  # everyone counted, those online too
+    assert 'A quien sigues (3) <span class="hint">· 2 en línea</span>' in section(html, "friends-following")
     assert 'data-state="online"' in row(html, "bea") and "En línea" in row(html, "bea")
     ciro = row(html, "ciro")
     assert 'data-state="table"' in ciro and "En una mesa" in ciro
@@ -379,22 +381,124 @@ def test_blocked_people_are_shown_offline_and_listed_under_bloqueados(live_proce
 
 
 def test_a_closed_account_leaves_the_lists() -> None:
-    ana, beto, carla = person("ana"), person("beto"), person("carla")
+    """Closing an account (``accounts.views.close_account``, the only way one closes) makes it inactive: it
+    leaves every list, and every list's count."""
+    ana, beto = person("ana"), person("beto")
+    carla, dani, eva = person("carla"), person("dani"), person("eva")
     social.follow(ana, beto)
     social.follow(ana, carla)
-    Profile.objects.update_or_create(user=carla, defaults={"closed_at": timezone.now()})
-    assert listed(signed_in(ana).get(PAGE).content.decode()) == ["beto"]
-
-
-def test_te_siguen_shows_the_newest_followers_and_counts_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(friends_read, "FOLLOWERS_SHOWN", 3)
-    ana = person("ana")
-    fans = [person(f"fan{i}") for i in range(5)]
-    for fan in fans:
-        Follow.objects.create(follower=fan, followee=ana)
+    social.follow(carla, ana)  # a friend
+    social.follow(dani, ana)  # a follower
+    social.block(ana, eva)
+    for gone in (carla, dani, eva):
+        close_account(gone)
     html = signed_in(ana).get(PAGE).content.decode()
+    assert listed(html) == ["beto"]
+    assert "Amigos (0)" in section(html, "friends-mutual") and "A quien sigues (1)" in section(
+        html, "friends-following"
+    )
+    assert section(html, "friends-followers") == "" and section(html, "friends-blocked") == ""
+
+
+def more_links(html: str) -> list[tuple[str, str]]:
+    """The «Anteriores» / «Ver más» links of a list: (text, the plain link)."""
+    return [
+        (text, href.replace("&amp;", "&"))
+        for href, text in re.findall(r'<a class="button secondary" href="([^"]+)"[^>]*>([^<]+)</a>', html)
+    ]
+
+
+def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
+    live_process: ServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Those online or at a table in full, then the others a page at a time: «Ver más» through htmx brings one
+    list's next page alone; without JavaScript a link to the page with that list further on (the other lists
+    kept where they are) and «Anteriores» back; every heading counts everyone in its list."""
+    monkeypatch.setattr(friends_read, "PAGE_SIZE", 3)
+    ana = person("ana")
+    friends = [person(f"amiga{i}") for i in range(9)]
+    for other in friends:
+        social.follow(ana, other)
+        social.follow(other, ana)
+    page_open(friends[8], live_process)  # two friends online: drawn first, on every page
+    page_open(friends[7], live_process)
+    followed = [person(f"sigo{i}") for i in range(4)]
+    for other in followed:
+        social.follow(ana, other)
+    fans = [person(f"fan{i}") for i in range(7)]
+    for fan in fans:
+        social.follow(fan, ana)
+    for i in range(4):
+        social.block(ana, person(f"pesado{i}"))
+    client = signed_in(ana)
+
+    html = client.get(PAGE).content.decode()
+    mutual = section(html, "friends-mutual")
+    assert "Amigos (9)" in mutual and "· 2 en línea" in mutual
+    assert listed(mutual) == ["amiga7", "amiga8", "amiga0", "amiga1", "amiga2"]
+    assert more_links(mutual) == [("Ver más", "/amigos/?amigos=2")]
+    assert 'hx-get="/amigos/?amigos=2" hx-target="closest li" hx-swap="outerHTML"' in mutual
+    following = section(html, "friends-following")
+    assert "A quien sigues (4)" in following and listed(following) == ["sigo0", "sigo1", "sigo2"]
     followers = section(html, "friends-followers")
-    assert len(listed(followers)) == 3 and "Y 2 personas más." in followers
+    assert "Te siguen (7)" in followers and listed(followers) == ["fan6", "fan5", "fan4"]  # the newest first
+    blocked = section(html, "friends-blocked")
+    assert "Bloqueados (4)" in blocked and listed(blocked) == ["pesado0", "pesado1", "pesado2"]
+    assert more_links(blocked) == [("Ver más", "/amigos/?bloqueados=2")]
+
+    # «Ver más» through htmx: that list's next page alone, to put in the place of its «Ver más»
+    more = client.get(PAGE, {"amigos": "2"}, headers=HTMX)
+    rows = more.content.decode()
+    assert more.status_code == 200 and "<section" not in rows and 'id="friends-live"' not in rows
+    assert rows.startswith('<li class="person" data-person="amiga3"')
+    assert listed(rows) == ["amiga3", "amiga4", "amiga5"] and more_links(rows) == [("Ver más", "/amigos/?amigos=3")]
+    assert "csrfmiddlewaretoken" not in rows and 'hx-post="/amigos/dejar-de-seguir/"' in rows
+    last = client.get(PAGE, {"amigos": "3"}, headers=HTMX).content.decode()
+    assert listed(last) == ["amiga6"] and 'class="more"' not in last
+    assert listed(client.get(PAGE, {"te-siguen": "3"}, headers=HTMX).content.decode()) == ["fan0"]
+    assert listed(client.get(PAGE, {"bloqueados": "2"}, headers=HTMX).content.decode()) == ["pesado3"]
+    assert listed(client.get(PAGE, {"sigues": "2"}, headers=HTMX).content.decode()) == ["sigo3"]
+
+    # without JavaScript: the page with that list further on, those online still first, the others kept
+    html = client.get(PAGE, {"amigos": "3", "te-siguen": "2"}).content.decode()
+    mutual = section(html, "friends-mutual")
+    assert listed(mutual) == ["amiga7", "amiga8", "amiga6"]
+    assert more_links(mutual) == [("Anteriores", "/amigos/?amigos=2&te-siguen=2")]
+    followers = section(html, "friends-followers")
+    assert listed(followers) == ["fan3", "fan2", "fan1"]
+    assert more_links(followers) == [
+        ("Anteriores", "/amigos/?amigos=3"),
+        ("Ver más", "/amigos/?amigos=3&te-siguen=3"),
+    ]
+    assert 'hx-get="/amigos/?te-siguen=3"' in followers
+    lists = html.split('<div id="friends-live"', 1)[1].split('id="invite-preference"', 1)[0]
+    assert lists.count('name="csrfmiddlewaretoken"') == lists.count("<form") == len(listed(html))  # a form a row
+
+    # a page that is none: the first; past the last: the last
+    for bad in ("0", "-1", "x", "", "1.5", "٣", "01"):
+        assert listed(section(client.get(PAGE, {"amigos": bad}).content.decode(), "friends-mutual"))[2:] == [
+            "amiga0",
+            "amiga1",
+            "amiga2",
+        ], bad
+    for far in ("4", "99", "9" * 18):
+        assert listed(section(client.get(PAGE, {"amigos": far}).content.decode(), "friends-mutual"))[2:] == ["amiga6"]
+    assert client.get(PAGE, {"amigos": "9" * 30}).status_code == 400  # past the integers: no parameter holds it
+    assert listed(client.get(PAGE, {"te-siguen": "99"}, headers=HTMX).content.decode()) == ["fan0"]
+
+    # the live redraw: every list at its first page
+    live = friends_read.friends_html(ana.pk, "es")
+    assert (
+        listed(live)
+        == listed(client.get(PAGE).content.decode())
+        == [
+            *("amiga7", "amiga8", "amiga0", "amiga1", "amiga2"),
+            *("sigo0", "sigo1", "sigo2"),
+            *("fan6", "fan5", "fan4"),
+            *("pesado0", "pesado1", "pesado2"),
+        ]
+    )
+    assert "Ver más" in live and "Anteriores" not in live
 
 
 def test_the_page_reads_a_bounded_number_of_queries(
@@ -419,14 +523,18 @@ def test_the_page_reads_a_bounded_number_of_queries(
         Block.objects.create(blocker=ana, blocked=person(f"pesado{i}"))
     client = signed_in(ana)
     client.get(PAGE)  # (the session's first read)
-    # the page: the session, the person, what every page reads (chips, notices...) and its own handful
-    with django_assert_max_num_queries(20):
+    # the page: the session, the person, what every page reads (chips, invitations, tables, suspension), who
+    # may invite her and the lists' five
+    with django_assert_max_num_queries(12):
         html = client.get(PAGE).content.decode()
     assert len(listed(html)) == 50 + 10 + 5
-    # the lists: the follows both ways, the followers not followed back, the blocks, the names, then who is
-    # online (the blocks either way, the table and page sockets, the seats)
-    with django_assert_max_num_queries(9):
+    # the lists: those followed (names, friends or not), who is online among them (table sockets with their
+    # seats, page sockets), a page of the followers not followed back, a page of the blocked (each with its count)
+    with django_assert_max_num_queries(5):
         friends_read.friends_html(ana.pk, "es")
+    # «Ver más»: the session, the person, and one list's (for one followed: those followed and who is online)
+    with django_assert_max_num_queries(5):
+        client.get(PAGE, {"sigues": "2"}, headers=HTMX)
 
 
 def test_the_preference_of_who_may_invite_is_saved() -> None:

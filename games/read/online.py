@@ -20,14 +20,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db.models import BooleanField, Exists, F, OuterRef, Q, Value
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Value
 from django.utils import timezone
 
-from accounts import social
 from accounts.models import Block, Follow
-from games.models import PageSocket, Seat, Table, Watcher, rules_name, rules_of
+from games.models import PageSocket, Seat, ServerProcess, Table, Watcher, rules_name, rules_of
 from games.table.access import deals_secret_rows
 
 ONLINE = "online"
@@ -48,38 +50,115 @@ class Presence:
     watchable: bool = False
 
 
-def _alive() -> Q:
-    """Rows of a live process (a dead one's are swept within a beat or two, but are never counted)."""
-    cutoff = timezone.now() - timedelta(seconds=float(settings.POCHA_PRESENCE_TTL))
-    return Q(process__seen_at__gte=cutoff)
+# -- in plain SQL -----------------------------------------------------------------------------------------
+#
+# The pages that show who is around ask the same few questions at every request; compiled by the ORM afresh
+# each time, they cost more than the database's own work (as the move path's do: ``games.table.rows``).  So
+# they are written once here, portable between PostgreSQL and SQLite, and run through Django's cursor (its
+# query log, which the tests count; on PostgreSQL, statements bound and prepared on the server).
+
+_WATCHER = Watcher._meta.db_table
+_PAGES = PageSocket._meta.db_table
+_PROCESS = ServerProcess._meta.db_table
+_SEAT = Seat._meta.db_table
+_TABLE = Table._meta.db_table
+_FOLLOW = Follow._meta.db_table
+_BLOCK = Block._meta.db_table
+_USER = get_user_model()._meta.db_table
+_LIVE_SQL = ", ".join(f"'{status}'" for status in _LIVE)
 
 
-def states(viewer_id: int | None, user_ids: Iterable[int]) -> dict[int, Presence]:
-    """How ``viewer_id`` sees each of ``user_ids`` now (three queries, whatever their number)."""
-    ids = set(user_ids)
-    if viewer_id is not None:
-        ids -= social.blocked_ids(viewer_id)
+@dataclass(frozen=True)
+class Followed:
+    """Everyone ``follower_id`` follows, as a subquery (a list of hundreds of ids costs more to send to
+    PostgreSQL and plan than the rows do to read)."""
+
+    follower_id: int
+
+    def sql(self) -> tuple[str, list[Any]]:
+        return f'SELECT "followee_id" FROM "{_FOLLOW}" WHERE "follower_id" = %s', [self.follower_id]
+
+    def query(self) -> QuerySet[Any, Any]:
+        return Follow.objects.filter(follower_id=self.follower_id).values("followee_id")
+
+
+#: People as ``states`` takes them: their ids, or everyone someone follows (``Followed``).
+People = Iterable[int] | Followed
+
+
+def _people_sql(people: People, viewer_id: int | None) -> tuple[str, list[Any]] | None:
+    """``people`` but those blocked either way by ``viewer_id`` (if any), as the SQL of a list of ids for ``IN
+    (…)``; None: nobody.  Everyone someone follows is a subquery whose rows are the only ones the blocks are
+    checked against (not every socket's)."""
+    if isinstance(people, Followed):
+        sql, params = people.sql()
+        if viewer_id is None:
+            return sql, params
+        return sql + _unblocked_sql('"followee_id"'), [*params, viewer_id, viewer_id]
+    ids = sorted(set(people))
     if not ids:
+        return None
+    listed = ", ".join(["%s"] * len(ids))
+    if viewer_id is None:
+        return listed, list(ids)
+    unblocked = _unblocked_sql('"id"')
+    sql = f'SELECT "id" FROM "{_USER}" WHERE "id" IN ({listed}){unblocked}'
+    return sql, [*ids, viewer_id, viewer_id]
+
+
+def _cutoff() -> Any:
+    """The earliest beat of a live process, as the database compares it (a dead process's rows are swept
+    within a beat or two, but are never counted)."""
+    cutoff = timezone.now() - timedelta(seconds=float(settings.POCHA_PRESENCE_TTL))
+    return connection.ops.adapt_datetimefield_value(cutoff)
+
+
+def _unblocked_sql(column: str) -> str:
+    """More conditions on ``column`` (a person's id): not blocked either way by the viewer (two parameters:
+    the viewer's id twice)."""
+    return (
+        f' AND {column} NOT IN (SELECT "blocked_id" FROM "{_BLOCK}" WHERE "blocker_id" = %s)'
+        f' AND {column} NOT IN (SELECT "blocker_id" FROM "{_BLOCK}" WHERE "blocked_id" = %s)'
+    )
+
+
+def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def states(viewer_id: int | None, user_ids: People) -> dict[int, Presence]:
+    """How ``viewer_id`` sees each of ``user_ids`` now: those online or at a table (the others, offline, are
+    absent).  One query, whatever their number: their table sockets, each with whether its person is seated
+    at that table, and their page sockets."""
+    people = _people_sql(user_ids, viewer_id)
+    if people is None:
         return {}
-    watching = list(Watcher.objects.filter(_alive(), user_id__in=ids).values_list("user_id", "table_id"))
-    online = set(PageSocket.objects.filter(_alive(), user_id__in=ids).values_list("user_id", flat=True))
-    online.update(user for user, _table in watching)
+    who, who_params = people
+    cutoff = _cutoff()
+    sql = (
+        f'SELECT w."user_id", w."table_id", t."status", t."is_public", t."tournament_id", '
+        f'EXISTS (SELECT 1 FROM "{_SEAT}" s WHERE s."table_id" = w."table_id" AND s."user_id" = w."user_id" '
+        f'AND NOT s."left") '
+        f'FROM "{_WATCHER}" w JOIN "{_PROCESS}" p ON p."id" = w."process_id" '
+        f'JOIN "{_TABLE}" t ON t."id" = w."table_id" '
+        f'WHERE p."seen_at" >= %s AND w."user_id" IN ({who}) '
+        f"UNION ALL "
+        f'SELECT g."user_id", NULL, NULL, NULL, NULL, NULL '
+        f'FROM "{_PAGES}" g JOIN "{_PROCESS}" p ON p."id" = g."process_id" '
+        f'WHERE p."seen_at" >= %s AND g."user_id" IN ({who})'
+    )
+    rows = _rows(sql, [cutoff, *who_params, cutoff, *who_params])
     found: dict[int, Presence] = {}
-    pairs = set(watching)
-    if watching:
-        seated = (
-            Seat.objects.filter(
-                user_id__in={user for user, _table in watching},
-                table_id__in={table for _user, table in watching},
-                table__status__in=_LIVE,
-                left=False,
-            )
-            .order_by("-table_id")
-            .values_list("user_id", "table_id", "table__is_public", "table__tournament_id")
-        )
-        for user, table, public, tournament in seated:
-            if (user, table) in pairs and user not in found:
-                found[user] = Presence(AT_TABLE, table, bool(public) and tournament is None)
+    online: set[int] = set()
+    for user, table, status, public, tournament, seated in rows:
+        online.add(user)
+        if table is None or not seated or status not in _LIVE:
+            continue
+        kept = found.get(user)
+        if kept is None or (kept.table_id or 0) < table:  # (seated at two live tables: the latest)
+            found[user] = Presence(AT_TABLE, table, bool(public) and tournament is None)
     for user in online - set(found):
         found[user] = Presence(ONLINE)
     return found
@@ -94,21 +173,24 @@ class Counts:
 
 
 def counts() -> Counts:
-    """Everyone online and at tables now (distinct people; a few queries over the live rows only)."""
-    watching = Watcher.objects.filter(_alive()).values_list("user_id", "table_id")
-    pairs = set(watching)
-    people = {user for user, _table in pairs}
-    people.update(PageSocket.objects.filter(_alive()).values_list("user_id", flat=True))
-    at_tables = 0
-    if pairs:
-        seated = Seat.objects.filter(
-            user_id__in={user for user, _table in pairs},
-            table_id__in={table for _user, table in pairs},
-            table__status__in=_LIVE,
-            left=False,
-        ).values_list("user_id", "table_id")
-        at_tables = len({user for user, table in seated if (user, table) in pairs})
-    return Counts(online=len(people), at_tables=at_tables)
+    """Everyone online and at tables now (distinct people), counted by the database over the live rows in one
+    query of a few milliseconds (no ids come to Python): the people with a socket of a live process, and
+    those of them whose table socket shows a live table where they are seated (its seats read first, then
+    matched to the sockets)."""
+    sql = (
+        f'WITH live AS MATERIALIZED (SELECT "id" FROM "{_PROCESS}" WHERE "seen_at" >= %s), '
+        f"seated AS MATERIALIZED ("
+        f'SELECT s."table_id", s."user_id" FROM "{_SEAT}" s JOIN "{_TABLE}" t ON t."id" = s."table_id" '
+        f'WHERE t."status" IN ({_LIVE_SQL}) AND NOT s."left" AND s."user_id" IS NOT NULL) '
+        f"SELECT (SELECT COUNT(*) FROM ("
+        f'SELECT "user_id" FROM "{_PAGES}" WHERE "process_id" IN (SELECT "id" FROM live) '
+        f'UNION SELECT "user_id" FROM "{_WATCHER}" WHERE "process_id" IN (SELECT "id" FROM live)) people), '
+        f'(SELECT COUNT(DISTINCT w."user_id") FROM "{_WATCHER}" w '
+        f'JOIN seated s ON s."table_id" = w."table_id" AND s."user_id" = w."user_id" '
+        f'WHERE w."process_id" IN (SELECT "id" FROM live))'
+    )
+    ((people, at_tables),) = _rows(sql, [_cutoff()])
+    return Counts(online=int(people or 0), at_tables=int(at_tables or 0))
 
 
 # -- the lobby's counts, kept a moment in the process --------------------------------------------------
@@ -236,22 +318,30 @@ class LobbyPeople:
     games: list[GameToWatch]
 
 
-def _followed(viewer_id: int) -> list[tuple[int, str, bool]]:
-    """(id, name, friend) of everyone ``viewer_id`` follows whose account is open (one query)."""
-    return list(
-        Follow.objects.filter(follower_id=viewer_id, followee__is_active=True)
-        .exclude(followee__profile__closed_at__isnull=False)
-        .annotate(mutual=Exists(Follow.objects.filter(follower_id=OuterRef("followee_id"), followee_id=viewer_id)))
-        .values_list("followee_id", "followee__username", "mutual")
+def _online_followed(viewer_id: int) -> tuple[dict[int, Presence], list[tuple[int, str, bool]]]:
+    """How ``viewer_id`` sees the people they follow who are online (``states``), and (id, name, friend) of
+    each of them whose account is open (closing one makes it inactive: ``accounts.views.close_account``): one
+    query more, over those online only."""
+    found = states(viewer_id, Followed(viewer_id))
+    if not found:
+        return found, []
+    ids = sorted(found)
+    sql = (
+        f'SELECT f."followee_id", u."username", '
+        f'EXISTS (SELECT 1 FROM "{_FOLLOW}" b WHERE b."follower_id" = f."followee_id" AND b."followee_id" = %s) '
+        f'FROM "{_FOLLOW}" f JOIN "{_USER}" u ON u."id" = f."followee_id" '
+        f'WHERE f."follower_id" = %s AND u."is_active" AND f."followee_id" IN ({", ".join(["%s"] * len(ids))})'
     )
+    rows = _rows(sql, [viewer_id, viewer_id, *ids])
+    return found, [(uid, name, bool(mutual)) for uid, name, mutual in rows]
 
 
-def games_to_watch(viewer_id: int | None, followed: Iterable[int] = (), limit: int = GAMES_SHOWN) -> list[GameToWatch]:
+def games_to_watch(viewer_id: int | None, followed: People = (), limit: int = GAMES_SHOWN) -> list[GameToWatch]:
     """The tables being played that anyone may watch (public ones; a tournament's once its deals are no secret,
     which a table of the game still in play keeps them; never a private or practice table), those where someone
     ``followed`` plays first, then the latest started; none where the viewer sits or where someone blocked
     either way by the viewer does.  Two queries (the tables, their seats)."""
-    ids = sorted(set(followed))
+    ids: Any = followed.query() if isinstance(followed, Followed) else sorted(set(followed))
     tables = Table.objects.filter(status=Table.Status.PLAYING, is_public=True).exclude(deals_secret_rows(""))
     if viewer_id is not None:
         blocked = Block.objects.filter(blocker_id=viewer_id).values("blocked_id")
@@ -263,8 +353,11 @@ def games_to_watch(viewer_id: int | None, followed: Iterable[int] = (), limit: i
                 )
             )
         )
-    if ids:
-        tables = tables.annotate(followed=Exists(Seat.objects.filter(table_id=OuterRef("pk"), user_id__in=ids)))
+    if isinstance(ids, QuerySet) or ids:
+        # the tables being played where they sit, read once (a hashed subquery, not one search of the people
+        # followed per table)
+        theirs = Seat.objects.filter(table__status=Table.Status.PLAYING, user_id__in=ids).values("table_id")
+        tables = tables.annotate(followed=ExpressionWrapper(Q(pk__in=theirs), output_field=BooleanField()))
     else:
         tables = tables.annotate(followed=Value(False, output_field=BooleanField()))
     rows = list(
@@ -304,16 +397,11 @@ def games_to_watch(viewer_id: int | None, followed: Iterable[int] = (), limit: i
 def lobby_people(viewer_id: int) -> LobbyPeople:
     """What the lobby shows ``viewer_id`` of who is around: the counts (``lobby_counts``), the people they follow
     who are online (friends first; blocked either way never), and the games to watch.  A bounded number of
-    queries whatever the number of people followed or of tables: the follows, the presence (``states``), the
-    tables and their seats."""
-    followed = _followed(viewer_id)
-    found = states(viewer_id, [uid for uid, _name, _friend in followed]) if followed else {}
+    queries whatever the number of people followed or of tables, none sending a list of them: the presence of
+    those followed (``states``), the names of those online, the tables and their seats."""
+    found, followed = _online_followed(viewer_id)
     people = sorted(
-        (
-            OnlinePerson(uid, name, bool(friend), found[uid])
-            for uid, name, friend in followed
-            if uid in found and found[uid].state != OFFLINE
-        ),
+        (OnlinePerson(uid, name, bool(friend), found[uid]) for uid, name, friend in followed),
         key=lambda p: (not p.friend, p.name.casefold(), p.id),
     )
     counted = lobby_counts()
@@ -322,5 +410,5 @@ def lobby_people(viewer_id: int) -> LobbyPeople:
         counts=Counts(online=max(counted.online, 1), at_tables=counted.at_tables),
         people=people[:PEOPLE_SHOWN],
         more=max(0, len(people) - PEOPLE_SHOWN),
-        games=games_to_watch(viewer_id, [uid for uid, _name, _friend in followed]),
+        games=games_to_watch(viewer_id, Followed(viewer_id)),
     )

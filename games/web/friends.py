@@ -35,13 +35,20 @@ from games.table.events import PersonNotified
 
 @login_required
 def friends_page(request: HttpRequest) -> HttpResponse:
-    """«Amigos»: the lists (friends online first), a form to follow someone by name, and who may invite you."""
+    """«Amigos»: the lists (friends online first; the others a page at a time, ``?amigos=2``…), a form to follow
+    someone by name, and who may invite you.  «Ver más» through htmx (one list's page named alone) gets that
+    page's rows only."""
+    asked = friends_read.pages_asked(request.GET)
+    named = [key for key in friends_read.LISTS if key in request.GET]
+    if _is_htmx(request) and len(named) == 1:
+        key = named[0]
+        return HttpResponse(friends_read.rows_html(request.user.pk, key, asked[key]))
     profile = Profile.objects.filter(user_id=request.user.pk).values_list("invites_from", flat=True).first()
     return render(
         request,
         "games/friends.html",
         {
-            **friends_read.live_context(request.user.pk),
+            "friends_live": friends_read.page_html(request, asked),
             "invites_from": profile or Profile.Invites.EVERYONE,
             "invite_choices": Profile.Invites.choices,
         },
