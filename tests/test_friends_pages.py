@@ -412,8 +412,9 @@ def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
     live_process: ServerProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Those online or at a table in full, then the others a page at a time: «Ver más» through htmx brings one
-    list's next page alone; without JavaScript a link to the page with that list further on (the other lists
-    kept where they are) and «Anteriores» back; every heading counts everyone in its list."""
+    list's next page alone; without JavaScript a link to the page showing one page more of that list (the other
+    lists kept as they are); the page's script asks for the lists alone with the pages they show; every heading
+    counts everyone in its list."""
     monkeypatch.setattr(friends_read, "PAGE_SIZE", 3)
     ana = person("ana")
     friends = [person(f"amiga{i}") for i in range(9)]
@@ -436,8 +437,9 @@ def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
     mutual = section(html, "friends-mutual")
     assert "Amigos (9)" in mutual and "· 2 en línea" in mutual
     assert listed(mutual) == ["amiga7", "amiga8", "amiga0", "amiga1", "amiga2"]
+    assert '<ul class="people" data-list="amigos" data-pages="1">' in mutual
     assert more_links(mutual) == [("Ver más", "/amigos/?amigos=2")]
-    assert 'hx-get="/amigos/?amigos=2" hx-target="closest li" hx-swap="outerHTML"' in mutual
+    assert 'hx-get="/amigos/?amigos=2" hx-target="closest li" hx-swap="outerHTML" data-more="2"' in mutual
     following = section(html, "friends-following")
     assert "A quien sigues (4)" in following and listed(following) == ["sigo0", "sigo1", "sigo2"]
     followers = section(html, "friends-followers")
@@ -445,6 +447,7 @@ def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
     blocked = section(html, "friends-blocked")
     assert "Bloqueados (4)" in blocked and listed(blocked) == ["pesado0", "pesado1", "pesado2"]
     assert more_links(blocked) == [("Ver más", "/amigos/?bloqueados=2")]
+    assert '<script src="/static/js/friends.js" defer></script>' in html
 
     # «Ver más» through htmx: that list's next page alone, to put in the place of its «Ver más»
     more = client.get(PAGE, {"amigos": "2"}, headers=HTMX)
@@ -459,20 +462,24 @@ def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
     assert listed(client.get(PAGE, {"bloqueados": "2"}, headers=HTMX).content.decode()) == ["pesado3"]
     assert listed(client.get(PAGE, {"sigues": "2"}, headers=HTMX).content.decode()) == ["sigo3"]
 
-    # without JavaScript: the page with that list further on, those online still first, the others kept
+    # without JavaScript: the page with one page more of that list, those online still first, the others kept
     html = client.get(PAGE, {"amigos": "3", "te-siguen": "2"}).content.decode()
     mutual = section(html, "friends-mutual")
-    assert listed(mutual) == ["amiga7", "amiga8", "amiga6"]
-    assert more_links(mutual) == [("Anteriores", "/amigos/?amigos=2&te-siguen=2")]
+    assert listed(mutual) == ["amiga7", "amiga8", *(f"amiga{i}" for i in range(7))]
+    assert '<ul class="people" data-list="amigos" data-pages="3">' in mutual and more_links(mutual) == []
     followers = section(html, "friends-followers")
-    assert listed(followers) == ["fan3", "fan2", "fan1"]
-    assert more_links(followers) == [
-        ("Anteriores", "/amigos/?amigos=3"),
-        ("Ver más", "/amigos/?amigos=3&te-siguen=3"),
-    ]
+    assert listed(followers) == ["fan6", "fan5", "fan4", "fan3", "fan2", "fan1"]
+    assert more_links(followers) == [("Ver más", "/amigos/?amigos=3&te-siguen=3")]
     assert 'hx-get="/amigos/?te-siguen=3"' in followers
     lists = html.split('<div id="friends-live"', 1)[1].split('id="invite-preference"', 1)[0]
     assert lists.count('name="csrfmiddlewaretoken"') == lists.count("<form") == len(listed(html))  # a form a row
+
+    # the page's script, when the socket draws the lists again: the lists alone, with the pages they show
+    again = client.get(PAGE, {"listas": "1", "amigos": "2", "te-siguen": "3"}, headers=HTMX).content.decode()
+    assert again.startswith('<div id="friends-live" class="friends-live">') and "<html" not in again
+    assert listed(section(again, "friends-mutual")) == ["amiga7", "amiga8", *(f"amiga{i}" for i in range(6))]
+    assert listed(section(again, "friends-followers")) == [f"fan{i}" for i in range(6, -1, -1)]
+    assert listed(section(again, "friends-following")) == ["sigo0", "sigo1", "sigo2"]
 
     # a page that is none: the first; past the last: the last
     for bad in ("0", "-1", "x", "", "1.5", "٣", "01"):
@@ -481,8 +488,9 @@ def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
             "amiga1",
             "amiga2",
         ], bad
-    for far in ("4", "99", "9" * 18):
-        assert listed(section(client.get(PAGE, {"amigos": far}).content.decode(), "friends-mutual"))[2:] == ["amiga6"]
+    for far in ("3", "4", "99", "9" * 18):
+        drawn = section(client.get(PAGE, {"amigos": far}).content.decode(), "friends-mutual")
+        assert len(listed(drawn)) == 9 and 'data-pages="3"' in drawn, far
     assert client.get(PAGE, {"amigos": "9" * 30}).status_code == 400  # past the integers: no parameter holds it
     assert listed(client.get(PAGE, {"te-siguen": "99"}, headers=HTMX).content.decode()) == ["fan0"]
 
@@ -499,6 +507,22 @@ def test_the_lists_are_drawn_a_page_at_a_time_those_online_all(
         ]
     )
     assert "Ver más" in live and "Anteriores" not in live
+
+
+def test_a_drawing_shows_the_last_pages_asked_for_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages past ``MOST_PAGES`` show the last ones asked for, and «Anteriores» links to those before."""
+    monkeypatch.setattr(friends_read, "PAGE_SIZE", 2)
+    monkeypatch.setattr(friends_read, "MOST_PAGES", 2)
+    ana = person("ana")
+    for i in range(7):
+        social.block(ana, person(f"pesado{i}"))
+    client = signed_in(ana)
+    blocked = section(client.get(PAGE, {"bloqueados": "3"}).content.decode(), "friends-blocked")
+    assert listed(blocked) == ["pesado2", "pesado3", "pesado4", "pesado5"]
+    assert more_links(blocked) == [("Anteriores", "/amigos/"), ("Ver más", "/amigos/?bloqueados=4")]
+    blocked = section(client.get(PAGE, {"bloqueados": "4"}).content.decode(), "friends-blocked")
+    assert listed(blocked) == ["pesado4", "pesado5", "pesado6"]
+    assert more_links(blocked) == [("Anteriores", "/amigos/?bloqueados=2")]
 
 
 def test_the_page_reads_a_bounded_number_of_queries(

@@ -2,18 +2,19 @@
 those who follow them, and those they blocked, each with how the person sees them now (``games.read.online``).
 
 Everyone of the first two lists who is online or at a table is drawn, whatever their number; the others
-(away, and the followers and the blocked) a page of ``PAGE_SIZE`` at a time, «Ver más» bringing the next
-one (through htmx: ``rows_html``; without JavaScript a link to the page with that list's next page: its
-parameter, ``amigos``, ``sigues``, ``te-siguen`` or ``bloqueados``).  Each list's heading counts everyone in
-it.
+(away, and the followers and the blocked) ``PAGE_SIZE`` at a time: «Ver más» adds the next page of a list
+in place through htmx (``rows_html``), or, without JavaScript, links to the page showing one page more of
+that list (its parameter in the address: ``amigos``, ``sigues``, ``te-siguen`` or ``bloqueados``, the pages
+shown; ``MOST_PAGES`` at most, the last ones).  Each list's heading counts everyone in it.
 
 Read in a handful of queries whatever the lists' length (a person may follow ``social.MOST_FOLLOWED`` people),
 none of them sending a list of ids to PostgreSQL (subqueries instead): the people followed with their names
-and whether they follow back, their presence (``online.states``: two), a page of followers with their count,
-a page of the blocked with their count.  Drawn by Jinja2 (``jinja2/games/_friends_live.html``: a few hundred
-rows of links and buttons are many times faster to draw there than with Django's templates), once with the
-page (``page_html``), and again over its socket (``friends_html``, an out-of-band swap of ``#friends-live``,
-every list at its first page) when a followed person comes or goes, or a follow or a block of theirs changes.
+and whether they follow back, their presence (``online.states``), a page of followers with their count, a
+page of the blocked with their count.  Drawn by Jinja2 (``jinja2/games/_friends_live.html``, its rows kept
+once drawn: see «the drawing» below), once with the page (``page_html``), and again over its socket
+(``friends_html``, an out-of-band swap of ``#friends-live``, every list at its first page) when a followed
+person comes or goes, or a follow or a block of theirs changes; the page's script (``static/js/friends.js``)
+then asks for the lists again with the pages «Ver más» added (``page_html`` through htmx, ``listas``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from pocha_site.jinja2 import LANGUAGE, draw
 
 #: The most people of a list drawn at a time, besides those online or at a table (drawn all).
 PAGE_SIZE = 30
+#: The most pages of a list a drawing shows (the last ones asked for): a few hundred rows.
+MOST_PAGES = 20
 
 #: The lists, by the name of their page's parameter in the address (``/amigos/?sigues=2``).
 FRIENDS = "amigos"
@@ -84,8 +87,9 @@ class Person:
 
 @dataclass(frozen=True)
 class Part:
-    """One list as drawn: ``people`` (those online first, all of them, then page ``page`` of ``pages`` of the
-    others), ``total`` people in it (``online`` of them online or at a table)."""
+    """One list as drawn: ``people`` (those online first, all of them, then the others up to page ``page`` of
+    ``pages``; «Ver más»'s rows: that page alone), ``total`` people in it (``online`` of them online or at a
+    table)."""
 
     key: str
     people: list[Person]
@@ -102,11 +106,13 @@ class Part:
         return self.page + 1 if self.page < self.pages else None
 
     @property
-    def previous_page(self) -> int | None:
-        return self.page - 1 if self.page > 1 else None
+    def earlier_page(self) -> int | None:
+        """The page ending just before the first one a drawing of ``MOST_PAGES`` shows (None: it shows the
+        first)."""
+        return self.page - MOST_PAGES if self.page > MOST_PAGES else None
 
     def href(self, page: int) -> str:
-        """The page with this list at ``page`` (the other lists as they are): the link without JavaScript."""
+        """The page with this list at ``page`` (the other lists as they are): «Ver más» without JavaScript."""
         query = {key: number for key, number in self.others.items() if key != self.key and number > 1}
         if page > 1:
             query[self.key] = page
@@ -207,39 +213,49 @@ def _followed(user_id: int) -> tuple[list[Person], list[Person]]:
     return friends, one_way
 
 
-def _by_presence_part(key: str, people: list[Person], page: int, with_online: bool, base: str) -> Part:
-    """Everyone online in ``people`` (``with_online``), then page ``page`` of the others by name."""
+def _shown(page: int, alone: bool) -> tuple[int, int]:
+    """The rows (start, end) of a list's others that page ``page`` shows: that page ``alone`` («Ver más»), or
+    every page up to it (``MOST_PAGES`` at most, the last ones)."""
+    end = page * PAGE_SIZE
+    first = page if alone else max(1, page - MOST_PAGES + 1)
+    return (first - 1) * PAGE_SIZE, end
+
+
+def _by_presence_part(key: str, people: list[Person], page: int, alone: bool, base: str) -> Part:
+    """Everyone online in ``people`` (but for a page ``alone``), then the others by name up to page ``page``."""
     ordered = _by_presence(people)
     here = [p for p in ordered if p.online]
     away = ordered[len(here) :]
     pages = _pages(len(away))
     page = min(page, pages)
-    start = (page - 1) * PAGE_SIZE
-    drawn = (here if with_online else []) + away[start : start + PAGE_SIZE]
+    start, end = _shown(page, alone)
+    drawn = ([] if alone else here) + away[start:end]
     return Part(key, drawn, total=len(people), online=len(here), page=page, pages=pages, base=base)
 
 
-def _paged(key: str, sql: str, params: list[Any], page: int, base: str) -> Part:
-    """Page ``page`` of the people ``sql`` reads (id, name, how many in all), in its order: one query (one more
-    for a page past the last, which is the last)."""
-    found = _rows(sql, [*params, PAGE_SIZE, (page - 1) * PAGE_SIZE])
+def _paged(key: str, sql: str, params: list[Any], page: int, alone: bool, base: str) -> Part:
+    """The people ``sql`` reads (id, name, how many in all), in its order, up to page ``page`` (``alone``: that
+    page alone): one query (one more for a page past the last, which is the last)."""
+    start, end = _shown(page, alone)
+    found = _rows(sql, [*params, end - start, start])
     if not found and page > 1:
         first = _rows(sql, [*params, 1, 0])
         page = _pages(first[0][2] if first else 0)
-        found = _rows(sql, [*params, PAGE_SIZE, (page - 1) * PAGE_SIZE])
+        start, end = _shown(page, alone)
+        found = _rows(sql, [*params, end - start, start])
     total = int(found[0][2]) if found else 0
     people = [Person(uid, name) for uid, name, _total in found]
     return Part(key, people, total=total, page=page, pages=_pages(total), base=base)
 
 
-def _followers(user_id: int, page: int, base: str) -> Part:
+def _followers(user_id: int, page: int, alone: bool, base: str) -> Part:
     """Those who follow ``user_id`` and whom they do not follow back, the newest first."""
-    return _paged(FOLLOWERS, _FOLLOWERS_SQL, [user_id, user_id], page, base)
+    return _paged(FOLLOWERS, _FOLLOWERS_SQL, [user_id, user_id], page, alone, base)
 
 
-def _blocked(user_id: int, page: int, base: str) -> Part:
+def _blocked(user_id: int, page: int, alone: bool, base: str) -> Part:
     """Those ``user_id`` blocked, by name."""
-    return _paged(BLOCKED, _BLOCKED_SQL, [user_id], page, base)
+    return _paged(BLOCKED, _BLOCKED_SQL, [user_id], page, alone, base)
 
 
 def _with_others(parts: list[Part], pages: Mapping[str, int]) -> None:
@@ -248,16 +264,16 @@ def _with_others(parts: list[Part], pages: Mapping[str, int]) -> None:
 
 
 def lists(user_id: int, pages: Mapping[str, int] | None = None) -> Lists:
-    """Everyone «Amigos» shows to ``user_id`` at the lists' ``pages`` (each the first by default), friends
+    """Everyone «Amigos» shows to ``user_id`` with the lists at ``pages`` (each the first by default), friends
     online first (a handful of queries, whatever their number)."""
     asked = {key: 1 for key in LISTS} | dict(pages or {})
     base = reverse("games:friends")
     friends, one_way = _followed(user_id)
     found = Lists(
-        friends=_by_presence_part(FRIENDS, friends, asked[FRIENDS], True, base),
-        following=_by_presence_part(FOLLOWING, one_way, asked[FOLLOWING], True, base),
-        followers=_followers(user_id, asked[FOLLOWERS], base),
-        blocked=_blocked(user_id, asked[BLOCKED], base),
+        friends=_by_presence_part(FRIENDS, friends, asked[FRIENDS], False, base),
+        following=_by_presence_part(FOLLOWING, one_way, asked[FOLLOWING], False, base),
+        followers=_followers(user_id, asked[FOLLOWERS], False, base),
+        blocked=_blocked(user_id, asked[BLOCKED], False, base),
     )
     parts = [found.friends, found.following, found.followers, found.blocked]
     _with_others(parts, {part.key: part.page for part in parts})
@@ -268,11 +284,11 @@ def one_list(user_id: int, key: str, page: int) -> Part:
     """Page ``page`` of one list alone, without those online (what «Ver más» adds to the list drawn)."""
     base = reverse("games:friends")
     if key == FOLLOWERS:
-        return _followers(user_id, page, base)
+        return _followers(user_id, page, True, base)
     if key == BLOCKED:
-        return _blocked(user_id, page, base)
+        return _blocked(user_id, page, True, base)
     friends, one_way = _followed(user_id)
-    return _by_presence_part(key, friends if key == FRIENDS else one_way, page, False, base)
+    return _by_presence_part(key, friends if key == FRIENDS else one_way, page, True, base)
 
 
 # -- the drawing -----------------------------------------------------------------------------------------
@@ -366,8 +382,8 @@ def live_context(user_id: int, pages: Mapping[str, int] | None = None) -> dict[s
 
 
 def page_html(request: HttpRequest, pages: Mapping[str, int] | None = None) -> SafeString:
-    """The lists as the page draws them (``#friends-live``) at ``pages``, in the active language: every row's
-    form with its CSRF input (posted without JavaScript too)."""
+    """The lists as the page draws them (``#friends-live``) with the lists at ``pages``, in the active
+    language: every row's form with its CSRF input (posted without JavaScript too)."""
     return _draw(live_context(request.user.pk, pages), csrf=str(csrf_input(request)))
 
 

@@ -35,14 +35,16 @@ from games.table.events import PersonNotified
 
 @login_required
 def friends_page(request: HttpRequest) -> HttpResponse:
-    """«Amigos»: the lists (friends online first; the others a page at a time, ``?amigos=2``…), a form to follow
-    someone by name, and who may invite you.  «Ver más» through htmx (one list's page named alone) gets that
-    page's rows only."""
+    """«Amigos»: the lists (friends online first; the others a page at a time, ``?amigos=2``: two pages of
+    friends…), a form to follow someone by name, and who may invite you.  Through htmx, «Ver más» (one list's
+    page named alone) gets that page's rows only, and the page's script (``listas``) the lists alone."""
     asked = friends_read.pages_asked(request.GET)
-    named = [key for key in friends_read.LISTS if key in request.GET]
-    if _is_htmx(request) and len(named) == 1:
-        key = named[0]
-        return HttpResponse(friends_read.rows_html(request.user.pk, key, asked[key]))
+    if _is_htmx(request):
+        if "listas" in request.GET:
+            return HttpResponse(friends_read.page_html(request, asked))
+        named = [key for key in friends_read.LISTS if key in request.GET]
+        if len(named) == 1:
+            return HttpResponse(friends_read.rows_html(request.user.pk, named[0], asked[named[0]]))
     profile = Profile.objects.filter(user_id=request.user.pk).values_list("invites_from", flat=True).first()
     return render(
         request,

@@ -7,6 +7,8 @@ and he is «En línea» again, live.  Ana creates a private table with a stake a
 waiting board: Bruno's open lobby shows the invitation live, he clicks «Unirme» and is seated, his header down by
 the stake.  He stands up («Levantarse»), chooses «Nadie» under «Quién puede invitarte», and Ana's second
 invitation is refused with a clear message: no banner for Bruno, nothing pending in the database.
+
+«Ver más» adds a list's next page in place, and the lists' live drawings keep the pages it added.
 """
 
 from __future__ import annotations
@@ -253,3 +255,67 @@ def test_friends_see_each_other_online_and_invite(
         f"\nfriends in the browser: test {time.monotonic() - started:.1f} s; «Amigos» showed Bruno gone "
         f"{gone_after:.2f} s after his last tab closed, back {back_after:.2f} s after his lobby's socket opened"
     )
+
+
+#: Following many people at once (``manage.py shell``: through the page, the follows' rate limit would refuse
+#: the 32nd): ``{name}`` follows ``{also}`` and ``{count}`` new people, ``{prefix}00`` … by name.
+FOLLOW_MANY = """
+from django.contrib.auth import get_user_model
+from accounts.models import Follow
+User = get_user_model()
+ana = User.objects.get(username="{name}")
+Follow.objects.create(follower=ana, followee=User.objects.get(username="{also}"))
+for i in range({count}):
+    other = User.objects.create_user("{prefix}%02d" % i, password=None)
+    Follow.objects.create(follower=ana, followee=other)
+print("ok")
+"""
+
+
+def test_ver_mas_adds_a_lists_next_page_and_the_live_drawings_keep_it(
+    chromium: Any, pocha_server: Daphne, people: list[Person], screenshot_dir: Path
+) -> None:
+    """Ana follows Bea, whose lobby is open, and 32 people away: «A quien sigues (33)» draws Bea and 30 of the
+    others, and «Ver más»; clicking it adds the last two in place through htmx (the page not loaded again).  Bea
+    closes her tab: the socket draws Ana's lists again, Bea away, and the page keeps the two pages it showed
+    (static/js/friends.js asks for the lists again with them).  «Dejar de seguir» on a row «Ver más» added works
+    as on any other: the answer in the flash, the lists drawn again, both pages still shown."""
+    ana = arrive(people, chromium, pocha_server, "ana")
+    bea = arrive(people, chromium, pocha_server, "bea")
+    prefix = f"sigo{uuid.uuid4().hex[:4]}_"
+    script = FOLLOW_MANY.format(name=ana.name, also=bea.name, count=32, prefix=prefix)
+    out = pocha_server.manage("shell", "-c", script)
+    assert out.strip().endswith("ok"), out
+    ana.nav("Amigos")
+    following = ana.page.locator("#friends-following")
+    expect(following.locator("h2")).to_contain_text("A quien sigues (33)")
+    rows = following.locator("li.person")
+    bea_row = following.locator(f"li.person[data-person='{bea.name}']")
+    expect(bea_row).to_have_attribute("data-state", "online", timeout=PRESENCE_MS)
+    expect(rows).to_have_count(31)
+    expect(rows.last).to_have_attribute("data-person", f"{prefix}29")
+    ana.page.evaluate("window.__sameFriendsPage = true")  # gone if the page were loaded again
+
+    following.get_by_role("link", name="Ver más").click()
+    expect(rows, "«Ver más» should add the list's next page in place").to_have_count(33)
+    expect(rows.last).to_have_attribute("data-person", f"{prefix}31")
+    expect(following.get_by_role("link", name="Ver más")).to_have_count(0)
+    ana.page.screenshot(path=str(screenshot_dir / "friends-ver-mas.png"), full_page=True)
+
+    for page in list(bea.context.pages):
+        page.close()
+    expect(bea_row, "Bea closed her tab: Ana's «Amigos» should say so").to_have_attribute(
+        "data-state", "offline", timeout=PRESENCE_MS
+    )
+    expect(rows, "the socket's drawing should keep the pages «Ver más» added").to_have_count(33)
+    expect(following.locator("h2")).to_contain_text("A quien sigues (33)")
+    expect(rows.first).to_have_attribute("data-person", bea.name)  # away now: among the others, by name
+
+    rows.last.get_by_role("button", name="Dejar de seguir").click()
+    expect(ana.page.locator("#flash")).to_have_text(f"Has dejado de seguir a {prefix}31.")
+    expect(following.locator("h2")).to_contain_text("A quien sigues (32)")
+    expect(rows).to_have_count(32)
+    expect(rows.last).to_have_attribute("data-person", f"{prefix}30")
+    assert ana.page.evaluate("window.__sameFriendsPage === true"), "«Amigos» was loaded again"
+    assert ana.page.url.endswith("/amigos/"), ana.page.url
+    assert ana.errors == [], f"Ana's page reported errors: {ana.errors}"
