@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import override
 from live.helpers import person
@@ -523,6 +524,41 @@ def test_a_drawing_shows_the_last_pages_asked_for_at_most(monkeypatch: pytest.Mo
     blocked = section(client.get(PAGE, {"bloqueados": "4"}).content.decode(), "friends-blocked")
     assert listed(blocked) == ["pesado4", "pesado5", "pesado6"]
     assert more_links(blocked) == [("Anteriores", "/amigos/?bloqueados=2")]
+
+
+def test_names_are_escaped_and_linked_as_the_profiles_route_reads_them(live_process: ServerProcess) -> None:
+    """A row is drawn once per look and its person filled in: every name escaped wherever it is written, its
+    profile linked as ``reverse`` writes the address (a name the route cannot hold, not linked), on the page,
+    over the socket and on the lobby."""
+    ana = person("ana")
+    names = ["Zoë", "b.c+d@e-f_g", "<b>x</b> & 'co'"]
+    for name in names:
+        other = person(name)
+        social.follow(ana, other)
+        page_open(other, live_process)
+    html = signed_in(ana).get(PAGE).content.decode()
+    live = friends_read.friends_html(ana.pk, "es")
+    for drawn in (html, live):
+        following = section(drawn, "friends-following")
+        assert sorted(listed(following)) == sorted(["Zoë", "b.c+d@e-f_g", "&lt;b&gt;x&lt;/b&gt; &amp; &#39;co&#39;"])
+        for name in names[:2]:
+            line = row(following, name)
+            assert f'<a class="person-name" href="{reverse("games:player", args=[name])}">{name}</a>' in line
+            assert f'<input type="hidden" name="name" value="{name}">' in line
+        odd = row(following, "&lt;b&gt;x&lt;/b&gt; &amp; &#39;co&#39;")
+        assert (
+            '<span class="person-name">&lt;b&gt;x&lt;/b&gt; &amp; &#39;co&#39;</span>' in odd
+            and 'href="/jugador/' not in odd
+        )
+        assert '<input type="hidden" name="name" value="&lt;b&gt;x&lt;/b&gt; &amp; &#39;co&#39;">' in odd
+        assert "<b>x</b>" not in drawn
+    assert 'href="/jugador/Zo%C3%AB/"' in html
+    lobby = Client()
+    lobby.force_login(ana)
+    online_part = section(lobby.get("/").content.decode(), "who-is-online")
+    assert 'href="/jugador/Zo%C3%AB/">Zoë</a>' in online_part and 'href="/jugador/b.c+d@e-f_g/"' in online_part
+    assert '<span class="person-name">&lt;b&gt;x&lt;/b&gt; &amp; &#39;co&#39;</span>' in online_part
+    assert "<b>x</b>" not in online_part
 
 
 def test_the_page_reads_a_bounded_number_of_queries(

@@ -36,7 +36,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import get_language, override
 from markupsafe import Markup, escape
 
-from accounts.models import Block, Follow
+from accounts.models import Block, Follow, Profile
 from games.read import online
 from pocha_site.converters import NameConverter
 from pocha_site.jinja2 import LANGUAGE, draw
@@ -66,6 +66,8 @@ _FURTHEST = 1_000_000
 _PROFILE_NAME = re.compile(NameConverter.regex)
 #: What ``reverse`` leaves unquoted in a path (``django.urls.resolvers``).
 _PATH_SAFE = "!$&'()*+,;=/~:@"
+#: A name written as it is both in HTML and in an address (most are).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.@+-]{1,150}")
 
 TEMPLATE = "games/_friends_live.html"
 
@@ -189,6 +191,16 @@ _BLOCKED_SQL = (
     f'WHERE b."blocker_id" = %s AND u."is_active" '
     f'ORDER BY LOWER(u."username"), b."blocked_id" LIMIT %s OFFSET %s'
 )
+
+
+_PROFILE = Profile._meta.db_table
+_INVITES_SQL = f'SELECT "invites_from" FROM "{_PROFILE}" WHERE "user_id" = %s'
+
+
+def invites_from(user_id: int) -> str:
+    """Who may invite ``user_id`` to a table (``Profile.invites_from``; everyone until they choose)."""
+    found = _rows(_INVITES_SQL, [user_id])
+    return str(found[0][0]) if found and found[0][0] else Profile.Invites.EVERYONE
 
 
 def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
@@ -354,12 +366,14 @@ def _row_drawn(lang: str | None, kind: str, state: str, watchable: bool, linkabl
 
 def _row(person: Person, kind: str, lang: str | None, csrf: str) -> str:
     """One person's row of the list ``kind``, with the page's CSRF input ``csrf`` (escaped HTML)."""
-    linkable = bool(_PROFILE_NAME.fullmatch(person.name))
+    name = person.name
+    plain = _PLAIN_NAME.fullmatch(name) is not None
+    linkable = plain or _PROFILE_NAME.fullmatch(name) is not None
     at_table = person.state == online.AT_TABLE
     drawn = _row_drawn(lang, kind, person.state, at_table and person.watchable, linkable)
-    drawn = drawn.replace(NAME, escape(person.name)).replace(CSRF, csrf)
+    drawn = drawn.replace(NAME, name if plain else escape(name)).replace(CSRF, csrf)
     if linkable:
-        drawn = drawn.replace(PROFILE, escape(quote(person.name, safe=_PATH_SAFE)))
+        drawn = drawn.replace(PROFILE, name if plain else escape(quote(name, safe=_PATH_SAFE)))
     if at_table:
         drawn = drawn.replace(TABLE, str(int(person.table_id or 0)))
     return drawn

@@ -15,22 +15,30 @@ friends first, the tables being played that anyone may watch).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Value
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
+from accounts import social
 from accounts.models import Block, Follow
 from games.models import PageSocket, Seat, ServerProcess, Table, Watcher, rules_name, rules_of
 from games.table.access import deals_secret_rows
+from pocha_site.converters import NameConverter
+from pocha_site.jinja2 import draw
 
 ONLINE = "online"
 AT_TABLE = "table"
@@ -310,12 +318,48 @@ class GameToWatch:
 @dataclass(frozen=True)
 class LobbyPeople:
     """The lobby's «who is online» (``counts``; ``people``: the viewer's friends online first, then the others
-    they follow, ``more`` not listed) and «games to watch» (``games``)."""
+    they follow, ``more`` not listed) and «games to watch» (``games``).  Drawn by Jinja2
+    (``jinja2/games/_who_is_online.html``: ``drawn``, and ``drawn_oob`` for the lobby's socket), in the active
+    language, which ``templates/games/_lobby_people.html`` shows."""
 
     counts: Counts
     people: list[OnlinePerson]
     more: int
     games: list[GameToWatch]
+
+    def draw(self, oob: bool) -> SafeString:
+        return draw("games/_who_is_online.html", {"lobby_people": self, "oob": oob})
+
+    @property
+    def drawn(self) -> SafeString:
+        return self.draw(oob=False)
+
+    @property
+    def drawn_oob(self) -> SafeString:
+        return self.draw(oob=True)
+
+    @property
+    def table_at(self) -> str:
+        """A table's address but its number and the closing slash."""
+        return _addresses()[1]
+
+    @staticmethod
+    def profile(name: str) -> str | None:
+        """A person's profile, or None for a name its route cannot hold."""
+        if not _PROFILE_NAME.fullmatch(name):
+            return None
+        return f"{_addresses()[0]}{quote(name, safe=_PATH_SAFE)}/"
+
+
+#: A name the profile's route can hold, and what ``reverse`` leaves unquoted in a path.
+_PROFILE_NAME = re.compile(NameConverter.regex)
+_PATH_SAFE = "!$&'()*+,;=/~:@"
+
+
+@lru_cache(maxsize=1)
+def _addresses() -> tuple[str, str]:
+    """A profile's and a table's address but the name or number and the closing slash (reversed once)."""
+    return reverse("games:player", args=["x"])[: -len("x/")], reverse("games:table", args=[1])[: -len("1/")]
 
 
 def _online_followed(viewer_id: int) -> tuple[dict[int, Presence], list[tuple[int, str, bool]]]:
@@ -340,19 +384,16 @@ def games_to_watch(viewer_id: int | None, followed: People = (), limit: int = GA
     """The tables being played that anyone may watch (public ones; a tournament's once its deals are no secret,
     which a table of the game still in play keeps them; never a private or practice table), those where someone
     ``followed`` plays first, then the latest started; none where the viewer sits or where someone blocked
-    either way by the viewer does.  Two queries (the tables, their seats)."""
+    either way by the viewer does.  Three queries (the blocks, the tables, their seats)."""
     ids: Any = followed.query() if isinstance(followed, Followed) else sorted(set(followed))
     tables = Table.objects.filter(status=Table.Status.PLAYING, is_public=True).exclude(deals_secret_rows(""))
     if viewer_id is not None:
-        blocked = Block.objects.filter(blocker_id=viewer_id).values("blocked_id")
-        blocking = Block.objects.filter(blocked_id=viewer_id).values("blocker_id")
-        tables = tables.exclude(
-            Exists(
-                Seat.objects.filter(table_id=OuterRef("pk")).filter(
-                    Q(user_id=viewer_id) | Q(user_id__in=blocked) | Q(user_id__in=blocking)
-                )
-            )
-        )
+        # the tables where the viewer or someone blocked either way sits, from their seats (a few people: their
+        # ids read first), not from every table's seats
+        kept_out = Seat.objects.filter(
+            user_id__in=sorted({viewer_id} | social.blocked_ids(viewer_id)), table__status=Table.Status.PLAYING
+        ).values("table_id")
+        tables = tables.exclude(pk__in=kept_out)
     if isinstance(ids, QuerySet) or ids:
         # the tables being played where they sit, read once (a hashed subquery, not one search of the people
         # followed per table)

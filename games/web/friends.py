@@ -45,13 +45,12 @@ def friends_page(request: HttpRequest) -> HttpResponse:
         named = [key for key in friends_read.LISTS if key in request.GET]
         if len(named) == 1:
             return HttpResponse(friends_read.rows_html(request.user.pk, named[0], asked[named[0]]))
-    profile = Profile.objects.filter(user_id=request.user.pk).values_list("invites_from", flat=True).first()
     return render(
         request,
         "games/friends.html",
         {
             "friends_live": friends_read.page_html(request, asked),
-            "invites_from": profile or Profile.Invites.EVERYONE,
+            "invites_from": friends_read.invites_from(request.user.pk),
             "invite_choices": Profile.Invites.choices,
         },
     )
