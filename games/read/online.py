@@ -94,24 +94,20 @@ class Followed:
 People = Iterable[int] | Followed
 
 
-def _people_sql(people: People, viewer_id: int | None) -> tuple[str, list[Any]] | None:
-    """``people`` but those blocked either way by ``viewer_id`` (if any), as the SQL of a list of ids for ``IN
-    (…)``; None: nobody.  Everyone someone follows is a subquery whose rows are the only ones the blocks are
+def _among(people: People, viewer_id: int | None, column: str) -> tuple[str, list[Any]] | None:
+    """A condition on ``column`` (a person's id): one of ``people``, not blocked either way by ``viewer_id`` (if
+    any); None: nobody.  Everyone someone follows is a subquery, whose rows are the only ones the blocks are
     checked against (not every socket's)."""
+    viewer = [viewer_id, viewer_id] if viewer_id is not None else []
     if isinstance(people, Followed):
         sql, params = people.sql()
-        if viewer_id is None:
-            return sql, params
-        return sql + _unblocked_sql('"followee_id"'), [*params, viewer_id, viewer_id]
+        unblocked = _unblocked_sql('"followee_id"') if viewer_id is not None else ""
+        return f"{column} IN ({sql}{unblocked})", [*params, *viewer]
     ids = sorted(set(people))
     if not ids:
         return None
-    listed = ", ".join(["%s"] * len(ids))
-    if viewer_id is None:
-        return listed, list(ids)
-    unblocked = _unblocked_sql('"id"')
-    sql = f'SELECT "id" FROM "{_USER}" WHERE "id" IN ({listed}){unblocked}'
-    return sql, [*ids, viewer_id, viewer_id]
+    unblocked = _unblocked_sql(column) if viewer_id is not None else ""
+    return f"{column} IN ({', '.join(['%s'] * len(ids))}){unblocked}", [*ids, *viewer]
 
 
 def _cutoff() -> Any:
@@ -122,8 +118,8 @@ def _cutoff() -> Any:
 
 
 def _unblocked_sql(column: str) -> str:
-    """More conditions on ``column`` (a person's id): not blocked either way by the viewer (two parameters:
-    the viewer's id twice)."""
+    """More conditions on ``column`` (a person's id): not blocked either way by the viewer (two parameters: the
+    viewer's id twice)."""
     return (
         f' AND {column} NOT IN (SELECT "blocked_id" FROM "{_BLOCK}" WHERE "blocker_id" = %s)'
         f' AND {column} NOT IN (SELECT "blocker_id" FROM "{_BLOCK}" WHERE "blocked_id" = %s)'
@@ -140,10 +136,10 @@ def states(viewer_id: int | None, user_ids: People) -> dict[int, Presence]:
     """How ``viewer_id`` sees each of ``user_ids`` now: those online or at a table (the others, offline, are
     absent).  One query, whatever their number: their table sockets, each with whether its person is seated
     at that table, and their page sockets."""
-    people = _people_sql(user_ids, viewer_id)
-    if people is None:
+    watched = _among(user_ids, viewer_id, 'w."user_id"')
+    paged = _among(user_ids, viewer_id, 'g."user_id"')
+    if watched is None or paged is None:
         return {}
-    who, who_params = people
     cutoff = _cutoff()
     sql = (
         f'SELECT w."user_id", w."table_id", t."status", t."is_public", t."tournament_id", '
@@ -151,13 +147,13 @@ def states(viewer_id: int | None, user_ids: People) -> dict[int, Presence]:
         f'AND NOT s."left") '
         f'FROM "{_WATCHER}" w JOIN "{_PROCESS}" p ON p."id" = w."process_id" '
         f'JOIN "{_TABLE}" t ON t."id" = w."table_id" '
-        f'WHERE p."seen_at" >= %s AND w."user_id" IN ({who}) '
+        f'WHERE p."seen_at" >= %s AND {watched[0]} '
         f"UNION ALL "
         f'SELECT g."user_id", NULL, NULL, NULL, NULL, NULL '
         f'FROM "{_PAGES}" g JOIN "{_PROCESS}" p ON p."id" = g."process_id" '
-        f'WHERE p."seen_at" >= %s AND g."user_id" IN ({who})'
+        f'WHERE p."seen_at" >= %s AND {paged[0]}'
     )
-    rows = _rows(sql, [cutoff, *who_params, cutoff, *who_params])
+    rows = _rows(sql, [cutoff, *watched[1], cutoff, *paged[1]])
     found: dict[int, Presence] = {}
     online: set[int] = set()
     for user, table, status, public, tournament, seated in rows:
