@@ -584,16 +584,17 @@ def test_the_page_reads_a_bounded_number_of_queries(
     client = signed_in(ana)
     client.get(PAGE)  # (the session's first read)
     # the page: the session, the person, what every page reads (chips, invitations, tables, suspension), who
-    # may invite her and the lists' five
-    with django_assert_max_num_queries(12):
+    # may invite her and the lists' four
+    with django_assert_max_num_queries(11):
         html = client.get(PAGE).content.decode()
     assert len(listed(html)) == 50 + 10 + 5
-    # the lists: those followed (names, friends or not), who is online among them (table sockets with their
-    # seats, page sockets), a page of the followers not followed back, a page of the blocked (each with its count)
-    with django_assert_max_num_queries(5):
+    # the lists: those followed (names, friends or not), who is online among them (their table sockets with
+    # their seats, and page sockets), a page of the followers not followed back, a page of the blocked (each
+    # with its count)
+    with django_assert_max_num_queries(4):
         friends_read.friends_html(ana.pk, "es")
     # «Ver más»: the session, the person, and one list's (for one followed: those followed and who is online)
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(4):
         client.get(PAGE, {"sigues": "2"}, headers=HTMX)
 
 
