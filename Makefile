@@ -57,7 +57,9 @@ EXCEPT ?=
 # from the other tiers, one of each kind, marked `smoke`: a whole game through the real socket, what each
 # seat is sent (no card leaks), a game in the browser.
 QUICK_TIER := smoke or not (live or browser or services_only or slow)
-tier = $(BIN)/pytest -n $(JOBS) --dist loadfile -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
+# The longest modules start first (tests/support/ordering.py), so that no tier ends on one of them alone.
+tier = PYTHONPATH=tests$(if $(PYTHONPATH),:$(PYTHONPATH)) $(BIN)/pytest -p support.ordering -n $(JOBS) --dist loadfile \
+	--no-loadscope-reorder -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
 services = DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL)
 
 test: venv
