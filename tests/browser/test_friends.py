@@ -295,6 +295,7 @@ def test_ver_mas_adds_a_lists_next_page_and_the_live_drawings_keep_it(
     expect(rows).to_have_count(31)
     expect(rows.last).to_have_attribute("data-person", f"{prefix}29")
     ana.page.evaluate("window.__sameFriendsPage = true")  # gone if the page were loaded again
+    ana.page.screenshot(path=str(screenshot_dir / "friends-first-page.png"), full_page=True)
 
     following.get_by_role("link", name="Ver más").click()
     expect(rows, "«Ver más» should add the list's next page in place").to_have_count(33)
