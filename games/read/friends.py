@@ -239,6 +239,8 @@ def _by_presence_part(key: str, people: list[Person], page: int, alone: bool, ba
     here = [p for p in ordered if p.online]
     away = ordered[len(here) :]
     pages = _pages(len(away))
+    if alone and page > pages:  # (the list grew shorter since its «Ver más» was drawn: nothing more to add)
+        return Part(key, [], total=len(people), online=len(here), page=page, pages=pages, base=base)
     page = min(page, pages)
     start, end = _shown(page, alone)
     drawn = ([] if alone else here) + away[start:end]
@@ -247,10 +249,10 @@ def _by_presence_part(key: str, people: list[Person], page: int, alone: bool, ba
 
 def _paged(key: str, sql: str, params: list[Any], page: int, alone: bool, base: str) -> Part:
     """The people ``sql`` reads (id, name, how many in all), in its order, up to page ``page`` (``alone``: that
-    page alone): one query (one more for a page past the last, which is the last)."""
+    page alone, none past the last): one query (one more for a page past the last, which is the last)."""
     start, end = _shown(page, alone)
     found = _rows(sql, [*params, end - start, start])
-    if not found and page > 1:
+    if not found and page > 1 and not alone:
         first = _rows(sql, [*params, 1, 0])
         page = _pages(first[0][2] if first else 0)
         start, end = _shown(page, alone)
