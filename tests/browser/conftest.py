@@ -62,15 +62,16 @@ def pocha_server_process(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, migrated_database: Path
 ) -> Iterator[Daphne]:
     """One server per test module (``support.server.sqlite_site``: its own SQLite file, in-process clock,
-    quick tables that wait 1 s, bots that play at once: ``NO_BOT_DELAY``); a module with ``REAL_PACE = True``
-    gets the table's real pauses (and bots that wait 50 ms), and one with ``SERVER_SETTINGS`` those
-    variables too."""
+    quick tables that wait 1 s, bots that play at once: ``NO_BOT_DELAY``, static files the browser keeps:
+    ``support.browser_settings``); a module with ``REAL_PACE = True`` gets the table's real pauses (and bots
+    that wait 50 ms), and one with ``SERVER_SETTINGS`` those variables too."""
     pace = getattr(request.module, "REAL_PACE", False)
     server = sqlite_site(
         tmp_path_factory.mktemp("pocha-server"),
         pace=pace,
         copy_of=migrated_database,
         settings={
+            "DJANGO_SETTINGS_MODULE": "support.browser_settings",
             "POCHA_QUICK_WAIT": "1",
             **({} if pace else NO_BOT_DELAY),
             **getattr(request.module, "SERVER_SETTINGS", {}),
