@@ -28,12 +28,11 @@ from urllib.parse import quote
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Value
+from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from accounts import social
 from accounts.models import Block, Follow
 from games.models import PageSocket, Seat, ServerProcess, Table, Watcher, rules_name, rules_of
 from games.table.access import deals_secret_rows
@@ -85,9 +84,6 @@ class Followed:
 
     def sql(self) -> tuple[str, list[Any]]:
         return f'SELECT "followee_id" FROM "{_FOLLOW}" WHERE "follower_id" = %s', [self.follower_id]
-
-    def query(self) -> QuerySet[Any, Any]:
-        return Follow.objects.filter(follower_id=self.follower_id).values("followee_id")
 
 
 #: People as ``states`` takes them: their ids, or everyone someone follows (``Followed``).
@@ -376,39 +372,58 @@ def _online_followed(viewer_id: int) -> tuple[dict[int, Presence], list[tuple[in
     return found, [(uid, name, bool(mutual)) for uid, name, mutual in rows]
 
 
+@lru_cache(maxsize=4)
+def _watchable_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    """The tables being played that anyone may watch, as SQL (their id, rules, size, round and start): public
+    ones whose deals are no secret (``access.deals_secret_rows``, the rule's one statement), compiled by the
+    ORM once per process (and database ``vendor``), its parameters all constants."""
+    query = Table.objects.filter(status=Table.Status.PLAYING, is_public=True).exclude(deals_secret_rows(""))
+    sql, params = query.values("id", "rules", "size", "round_number", "started_at").query.sql_with_params()
+    return sql, tuple(params)
+
+
 def games_to_watch(viewer_id: int | None, followed: People = (), limit: int = GAMES_SHOWN) -> list[GameToWatch]:
     """The tables being played that anyone may watch (public ones; a tournament's once its deals are no secret,
     which a table of the game still in play keeps them; never a private or practice table), those where someone
     ``followed`` plays first, then the latest started; none where the viewer sits or where someone blocked
-    either way by the viewer does.  Three queries (the blocks, the tables, their seats)."""
-    ids: Any = followed.query() if isinstance(followed, Followed) else sorted(set(followed))
-    tables = Table.objects.filter(status=Table.Status.PLAYING, is_public=True).exclude(deals_secret_rows(""))
-    if viewer_id is not None:
-        # the tables where the viewer or someone blocked either way sits, from their seats (a few people: their
-        # ids read first), not from every table's seats
-        kept_out = Seat.objects.filter(
-            user_id__in=sorted({viewer_id} | social.blocked_ids(viewer_id)), table__status=Table.Status.PLAYING
-        ).values("table_id")
-        tables = tables.exclude(pk__in=kept_out)
-    if isinstance(ids, QuerySet) or ids:
-        # the tables being played where they sit, read once (a hashed subquery, not one search of the people
-        # followed per table)
-        theirs = Seat.objects.filter(table__status=Table.Status.PLAYING, user_id__in=ids).values("table_id")
-        tables = tables.annotate(followed=ExpressionWrapper(Q(pk__in=theirs), output_field=BooleanField()))
+    either way by the viewer does.  Two queries (the tables, their seats), in plain SQL around the rule of
+    which tables may be watched (``_watchable_sql``)."""
+    watchable, watchable_params = _watchable_sql(connection.vendor)
+    params: list[Any] = [*watchable_params]
+    # the tables being played where someone followed sits, read once (a hashed subquery, not one search of the
+    # people followed per table)
+    theirs = _among(followed, None, 's."user_id"')
+    if theirs is None:
+        followed_sql = "0"
     else:
-        tables = tables.annotate(followed=Value(False, output_field=BooleanField()))
-    rows = list(
-        tables.order_by("-followed", F("started_at").desc(nulls_last=True), "-pk").values_list(
-            "pk", "rules", "size", "round_number", "followed"
-        )[:limit]
+        followed_sql = (
+            f'(CASE WHEN t."id" IN (SELECT s."table_id" FROM "{_SEAT}" s JOIN "{_TABLE}" p ON p."id" = s."table_id" '
+            f'WHERE p."status" = %s AND {theirs[0]}) THEN 1 ELSE 0 END)'
+        )
+        params = [Table.Status.PLAYING.value, *theirs[1], *params]
+    kept_out = ""
+    if viewer_id is not None:
+        # the tables where the viewer or someone blocked either way sits, from those few people's seats
+        kept_out = (
+            f' WHERE t."id" NOT IN (SELECT s."table_id" FROM "{_SEAT}" s WHERE s."user_id" IN ('
+            f'SELECT %s UNION SELECT "blocked_id" FROM "{_BLOCK}" WHERE "blocker_id" = %s '
+            f'UNION SELECT "blocker_id" FROM "{_BLOCK}" WHERE "blocked_id" = %s))'
+        )
+        params += [viewer_id, viewer_id, viewer_id]
+    sql = (
+        f'SELECT t."id", t."rules", t."size", t."round_number", {followed_sql} AS followed FROM ({watchable}) t '
+        f"{kept_out} "
+        f'ORDER BY followed DESC, t."started_at" DESC NULLS LAST, t."id" DESC LIMIT %s'
     )
+    rows = _rows(sql, [*params, limit])
     if not rows:
         return []
     names: dict[int, list[str]] = {}
-    for table_id, name in (
-        Seat.objects.filter(table_id__in=[r[0] for r in rows])
-        .order_by("table_id", "position")
-        .values_list("table_id", "name")
+    shown = [r[0] for r in rows]
+    for table_id, name in _rows(
+        f'SELECT "table_id", "name" FROM "{_SEAT}" WHERE "table_id" IN ({", ".join(["%s"] * len(shown))}) '
+        f'ORDER BY "table_id", "position"',
+        shown,
     ):
         names.setdefault(table_id, []).append(name)
     games = []
