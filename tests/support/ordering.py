@@ -5,11 +5,13 @@ With ``--dist loadfile`` a module runs whole on one worker.  pytest-xdist's own 
 the most tests first, which says little about time: a module of two Hypothesis tests (five minutes against
 PostgreSQL) came last, and its tier ended with one worker busy and the others idle for minutes.  Here the
 modules below come first, longest first (the figures: CI's «each tier's slowest tests», on two cores with
-both lanes running); the others follow in the order they were collected.  A module missing from the list,
+both lanes running); the others follow in pytest-xdist's own order.  A module missing from the list,
 or listed and gone, changes nothing but the order.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
@@ -38,12 +40,15 @@ RANK = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = config.rootpath / "tests"
+    counts = Counter(item.path for item in items)
 
-    def rank(item: pytest.Item) -> int:
+    def rank(item: pytest.Item) -> tuple[int, int]:
         try:
             name = item.path.relative_to(tests).as_posix()
         except ValueError:
-            return len(RANK)
-        return RANK.get(name, len(RANK))
+            name = ""
+        # the others as pytest-xdist would order them (the most tests first): a tier with none of the
+        # modules above runs in the order it always did
+        return RANK.get(name, len(RANK)), -counts[item.path]
 
-    items.sort(key=rank)  # stable: each module's tests, and the unlisted modules, keep their order
+    items.sort(key=rank)  # stable: each module's tests keep their order, and modules of one count theirs
