@@ -125,7 +125,18 @@ def invite(host: Person, name: str | None) -> Any:
     form = host.page.locator("#invite-form")
     if name is not None:
         form.get_by_label("Invitar a").fill(name)
-    form.get_by_role("button", name="Invitar", exact=True).click()
+    # A board arriving at the moment of the click (the socket's first one, someone sitting down) replaces the
+    # form, and the click may land on the one going away and send nothing: then it is clicked again, as a person
+    # would.  Only a click that sent no request is repeated (one that did is never sent twice).
+    for attempt in range(3):
+        try:
+            with host.page.expect_request(
+                lambda request: request.method == "POST" and "/invitaciones/invitar/" in request.url, timeout=3_000
+            ):
+                form.get_by_role("button", name="Invitar", exact=True).click()
+            break
+        except sync_api.TimeoutError:
+            assert attempt < 2, "«Invitar» sent nothing, three times"
     return host.page.locator("#flash")
 
 
