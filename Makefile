@@ -57,9 +57,11 @@ EXCEPT ?=
 # from the other tiers, one of each kind, marked `smoke`: a whole game through the real socket, what each
 # seat is sent (no card leaks), a game in the browser.
 QUICK_TIER := smoke or not (live or browser or services_only or slow)
-# The longest modules start first (tests/support/ordering.py), so that no tier ends on one of them alone.
-tier = PYTHONPATH=tests$(if $(PYTHONPATH),:$(PYTHONPATH)) $(BIN)/pytest -p support.ordering -n $(JOBS) --dist loadfile \
-	--no-loadscope-reorder -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
+tier = $(BIN)/pytest -n $(JOBS) --dist loadfile -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
+# The other tiers start their longest modules first (tests/support/ordering.py), so that none ends on one of
+# them alone; the quick tier has none of them, and keeps pytest-xdist's own order.
+ordered_tier = PYTHONPATH=tests$(if $(PYTHONPATH),:$(PYTHONPATH)) $(BIN)/pytest -p support.ordering \
+	--no-loadscope-reorder -n $(JOBS) --dist loadfile -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
 services = DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL)
 
 test: venv
@@ -71,29 +73,29 @@ test-all: venv
 
 # The tables through the real consumer (tests/live), embedded.
 test-live: venv
-	$(call tier,live and not services_only)
+	$(call ordered_tier,live and not services_only)
 
 # The long checks outside those directories: random playouts, fuzzing, property-based and whole-game runs,
 # fresh interpreters (tests/conftest.py's SLOW_MODULES).
 test-slow: venv
-	$(call tier,slow)
+	$(call ordered_tier,slow)
 
 # Playwright and Debian's Chromium against a real server (tests/browser).
 test-browsers: venv
-	$(call tier,browser)
+	$(call ordered_tier,browser)
 
 # Against PostgreSQL and Redis, the tests that reach them (marker `services`; the others, such as the
 # engine's, the browser tests and the checks of templates and code, run once, in the tiers above).
 # pytest-django creates and drops a test database per worker (test_pocha_gw0, ...); each worker uses a
 # Redis database of its own (tests/support/workers.py).
 test-services: venv
-	$(services) $(call tier,services and not faults)
+	$(services) $(call ordered_tier,services and not faults)
 
 # A supervised services-mode stack (`make up`'s) with faults done to it (tests/faults): one stack, in the
 # pytest process itself; each test plays a whole game through a fault.
 test-faults: JOBS = 0
 test-faults: venv
-	$(services) $(call tier,faults)
+	$(services) $(call ordered_tier,faults)
 
 # Engine figures: the fácil bot's self-play, simulation speed (the search's fast path), replay speed
 # against a plain reference, and a short arena (difícil against fácil; `ARENA_DEALS=20` for a real one).
