@@ -58,8 +58,9 @@ EXCEPT ?=
 # seat is sent (no card leaks), a game in the browser.
 QUICK_TIER := smoke or not (live or browser or services_only or slow)
 tier = $(BIN)/pytest -n $(JOBS) --dist loadfile -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
-# The other tiers start their longest modules first (tests/support/ordering.py), so that none ends on one of
-# them alone; the quick tier has none of them, and keeps pytest-xdist's own order.
+# The other pytest-xdist tiers start their longest modules first (tests/support/ordering.py), so that none
+# ends on one of them alone; the quick tier has none of them and keeps pytest-xdist's own order, and the
+# fault tests (no workers, one stack) their collection order, which they rely on.
 ordered_tier = PYTHONPATH=tests$(if $(PYTHONPATH),:$(PYTHONPATH)) $(BIN)/pytest -p support.ordering \
 	--no-loadscope-reorder -n $(JOBS) --dist loadfile -m "($(1))$(if $(EXCEPT), and not ($(EXCEPT)))" $(PYTEST_ARGS)
 services = DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL)
@@ -95,7 +96,7 @@ test-services: venv
 # pytest process itself; each test plays a whole game through a fault.
 test-faults: JOBS = 0
 test-faults: venv
-	$(services) $(call ordered_tier,faults)
+	$(services) $(call tier,faults)
 
 # Engine figures: the fácil bot's self-play, simulation speed (the search's fast path), replay speed
 # against a plain reference, and a short arena (difícil against fácil; `ARENA_DEALS=20` for a real one).
