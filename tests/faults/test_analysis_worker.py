@@ -97,7 +97,7 @@ def kill_mid_analysis(stack: Stack, table_id: int, username: str, stop_beat: boo
             row = analysis_row(conn, table_id)
             return row if row and row["status"] == "running" and row["done"] >= 1 else None
 
-        wait("the worker to save a round of the analysis", mid_way, 120, every=0.01)
+        wait("the worker to save a round of the analysis", mid_way, 240, every=0.01)  # a busy CI machine: 120 s ran out
         os.killpg(worker, signal.SIGKILL)  # the worker and its pool's children, at once
         killed = datetime.now(UTC)
         if stop_beat:
